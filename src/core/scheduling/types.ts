@@ -1,0 +1,71 @@
+// The scheduling simulation's contract. It answers one question and knows nothing of disruption:
+// can these pods run on the cluster's remaining nodes plus at most K new nodes drawn from the
+// NodePools' offerings? (seed 000: "simulated scheduling run against the existing nodes").
+import type {
+  Catalog,
+  Cluster,
+  InstanceType,
+  NodePool,
+  Offering,
+  Pod,
+  Requirement,
+} from '../model/types.ts';
+
+export interface SimulatorInput {
+  readonly cluster: Cluster;
+  readonly nodePools: readonly NodePool[];
+  readonly catalog: Catalog;
+}
+
+export interface SimulationRequest {
+  /** Nodes treated as gone: they receive no pods and their pods do not count for affinity/spread. */
+  readonly excludedNodes: ReadonlySet<string>;
+  /** Pods to place (typically the reschedulable pods of the excluded nodes). */
+  readonly pods: readonly Pod[];
+  /** At most this many new nodes may be opened. 0: existing capacity only. */
+  readonly maxNewNodes: number;
+  /** Restrict new nodes to these pools (default: every pool). */
+  readonly newNodePools?: readonly string[];
+}
+
+/** One instance type a new node could be, with the offerings (zone x capacity type) still allowed. */
+export interface NewNodeOption {
+  readonly instanceType: InstanceType;
+  /** Available offerings compatible with the pool and every pod on the node, cheapest first. */
+  readonly offerings: readonly Offering[];
+  /** Price of the cheapest allowed offering. */
+  readonly cheapestPricePerHour: number;
+}
+
+export interface NewNodePlan {
+  readonly nodePool: string;
+  readonly pods: readonly Pod[];
+  /** Every instance type that can host all `pods` plus daemonset overhead within pool limits, cheapest first. */
+  readonly options: readonly NewNodeOption[];
+  /** The pool's requirements narrowed by the pods (zones, capacity types, arch ...). */
+  readonly requirements: readonly Requirement[];
+}
+
+export interface Placement {
+  readonly pod: Pod;
+  /** An existing node's name, or `new:<index>` for newNodes[index]. */
+  readonly nodeName: string;
+}
+
+export interface UnschedulablePod {
+  readonly pod: Pod;
+  /** A sentence saying why, e.g. "no node has 2 cpu free", "anti-affinity with default/web-1". */
+  readonly reason: string;
+}
+
+export interface SimulationResult {
+  /** True when every requested pod found a place. */
+  readonly allScheduled: boolean;
+  readonly placements: readonly Placement[];
+  readonly newNodes: readonly NewNodePlan[];
+  readonly unschedulable: readonly UnschedulablePod[];
+}
+
+export interface Simulator {
+  simulate(request: SimulationRequest): SimulationResult;
+}

@@ -1,0 +1,204 @@
+// Test builders: every model object with sensible defaults, overridable field by field.
+// Units as in the model: cpu millicores, memory bytes, times epoch ms, prices $/hour.
+import type {
+  Catalog,
+  Cluster,
+  DaemonSet,
+  InstanceType,
+  Node,
+  NodePool,
+  Offering,
+  Pod,
+  PodDisruptionBudget,
+  Resources,
+} from '../src/core/model/types.ts';
+
+export const Gi = 1024 ** 3;
+export const Mi = 1024 ** 2;
+export const T0 = Date.parse('2026-11-21T12:00:00Z');
+export const minutes = (n: number): number => n * 60_000;
+export const hours = (n: number): number => n * 3_600_000;
+
+let seq = 0;
+const nextId = (): number => ++seq;
+
+export function pod(overrides: Partial<Pod> & { name?: string } = {}): Pod {
+  const n = nextId();
+  const name = overrides.name ?? `pod-${n}`;
+  const namespace = overrides.namespace ?? 'default';
+  return {
+    uid: `uid-${namespace}-${name}-${n}`,
+    namespace,
+    name,
+    labels: { app: name },
+    annotations: {},
+    ownerReferences: [{ kind: 'ReplicaSet', name: `${name}-rs`, controller: true }],
+    phase: 'Running',
+    priority: 0,
+    createdAt: T0 - hours(3),
+    startedAt: T0 - hours(3),
+    terminating: false,
+    isDaemonSetPod: false,
+    isMirrorPod: false,
+    requests: { cpu: 100, memory: 128 * Mi },
+    nodeSelector: {},
+    requiredNodeAffinity: [],
+    tolerations: [],
+    podAffinity: [],
+    podAntiAffinity: [],
+    topologySpread: [],
+    hostPorts: [],
+    ...overrides,
+  };
+}
+
+export function daemonSetPod(nodeName: string, overrides: Partial<Pod> = {}): Pod {
+  return pod({
+    name: `ds-${nodeName}`,
+    namespace: 'kube-system',
+    nodeName,
+    isDaemonSetPod: true,
+    ownerReferences: [{ kind: 'DaemonSet', name: 'ds', controller: true }],
+    requests: { cpu: 50, memory: 64 * Mi },
+    ...overrides,
+  });
+}
+
+export function node(overrides: Partial<Node> & { name?: string } = {}): Node {
+  const name = overrides.name ?? `node-${nextId()}`;
+  const zone = overrides.zone ?? 'us-east-1a';
+  const instanceType = overrides.instanceType ?? 'm5.large';
+  const capacityType = overrides.capacityType ?? 'on-demand';
+  const nodePool = 'nodePool' in overrides ? overrides.nodePool : 'default';
+  const labels: Record<string, string> = {
+    'kubernetes.io/hostname': name,
+    'topology.kubernetes.io/zone': zone,
+    'node.kubernetes.io/instance-type': instanceType,
+    'karpenter.sh/capacity-type': capacityType,
+    'kubernetes.io/arch': 'amd64',
+    'kubernetes.io/os': 'linux',
+    ...(nodePool ? { 'karpenter.sh/nodepool': nodePool } : {}),
+    ...(overrides.labels ?? {}),
+  };
+  return {
+    name,
+    annotations: {},
+    createdAt: T0 - hours(24),
+    taints: [],
+    unschedulable: false,
+    providerId: `aws:///${zone}/i-${name}`,
+    instanceId: `i-${name}`,
+    allocatable: { cpu: 1930, memory: 7134 * Mi, pods: 29 },
+    capacity: { cpu: 2000, memory: 8 * Gi, pods: 29 },
+    ready: true,
+    readySince: T0 - hours(24),
+    deleting: false,
+    ...overrides,
+    zone,
+    instanceType,
+    capacityType,
+    nodePool,
+    labels,
+  };
+}
+
+export function offering(overrides: Partial<Offering> = {}): Offering {
+  return { zone: 'us-east-1a', capacityType: 'on-demand', pricePerHour: 0.096, available: true, ...overrides };
+}
+
+/** An instance type offered on-demand (and spot at 35% when `spot` is set) in the given zones. */
+export function instanceType(
+  name: string,
+  allocatable: Resources,
+  onDemandPricePerHour: number,
+  options: { zones?: string[]; spotPricePerHour?: number; labels?: Record<string, string>; capacity?: Resources } = {},
+): InstanceType {
+  const zones = options.zones ?? ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+  const offerings: Offering[] = zones.flatMap((zone) => [
+    offering({ zone, capacityType: 'on-demand', pricePerHour: onDemandPricePerHour }),
+    ...(options.spotPricePerHour !== undefined
+      ? [offering({ zone, capacityType: 'spot', pricePerHour: options.spotPricePerHour })]
+      : []),
+  ]);
+  return {
+    name,
+    capacity: options.capacity ?? allocatable,
+    allocatable,
+    labels: {
+      'node.kubernetes.io/instance-type': name,
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+      ...(options.labels ?? {}),
+    },
+    offerings,
+  };
+}
+
+/** A small m5 family catalog (real allocatable and us-east-1 on-demand prices). */
+export function m5Catalog(): Catalog {
+  return {
+    region: 'us-east-1',
+    instanceTypes: [
+      instanceType('m5.large', { cpu: 1930, memory: 6903 * Mi, pods: 29 }, 0.096, { spotPricePerHour: 0.035 }),
+      instanceType('m5.xlarge', { cpu: 3920, memory: 14162 * Mi, pods: 58 }, 0.192, { spotPricePerHour: 0.07 }),
+      instanceType('m5.2xlarge', { cpu: 7910, memory: 28783 * Mi, pods: 58 }, 0.384, { spotPricePerHour: 0.14 }),
+      instanceType('m5.4xlarge', { cpu: 15890, memory: 58025 * Mi, pods: 234 }, 0.768, { spotPricePerHour: 0.28 }),
+    ],
+  };
+}
+
+export function nodePool(overrides: Partial<NodePool> = {}): NodePool {
+  return {
+    name: 'default',
+    weight: 0,
+    templateLabels: {},
+    templateTaints: [],
+    requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+    expireAfterMs: null,
+    consolidationPolicy: 'WhenEmptyOrUnderutilized',
+    consolidateAfterMs: 0,
+    consolidationGracePeriodMs: null,
+    savingsThresholdCents: 0,
+    budgets: [{ nodes: { percent: 100 } }],
+    limits: {},
+    ...overrides,
+  };
+}
+
+export function pdb(overrides: Partial<PodDisruptionBudget> = {}): PodDisruptionBudget {
+  return {
+    namespace: 'default',
+    name: `pdb-${nextId()}`,
+    selector: { matchLabels: { app: 'web' } },
+    disruptionsAllowed: 1,
+    ...overrides,
+  };
+}
+
+export function daemonSet(overrides: Partial<DaemonSet> = {}): DaemonSet {
+  return {
+    namespace: 'kube-system',
+    name: `ds-${nextId()}`,
+    template: {
+      labels: { app: 'ds' },
+      requests: { cpu: 50, memory: 64 * Mi },
+      nodeSelector: {},
+      requiredNodeAffinity: [],
+      tolerations: [{ operator: 'Exists' }],
+      podAffinity: [],
+      podAntiAffinity: [],
+      topologySpread: [],
+      hostPorts: [],
+    },
+    ...overrides,
+  };
+}
+
+export function cluster(overrides: Partial<Cluster> = {}): Cluster {
+  return { nodes: [], pods: [], pdbs: [], daemonSets: [], workloads: [], namespaces: [], ...overrides };
+}
+
+/** Bind pods to a node by name. */
+export function on(nodeName: string, ...pods: Pod[]): Pod[] {
+  return pods.map((p) => ({ ...p, nodeName }));
+}
