@@ -11,7 +11,9 @@ import type {
   Pod,
   PodDisruptionBudget,
   Resources,
+  WorkloadStatus,
 } from '../src/core/model/types.ts';
+import type { NodeState } from '../src/core/state/types.ts';
 
 export const Gi = 1024 ** 3;
 export const Mi = 1024 ** 2;
@@ -201,4 +203,24 @@ export function cluster(overrides: Partial<Cluster> = {}): Cluster {
 /** Bind pods to a node by name. */
 export function on(nodeName: string, ...pods: Pod[]): Pod[] {
   return pods.map((p) => ({ ...p, nodeName }));
+}
+
+// --- added for the state tests (test/state) --------------------------------------------------------
+
+/** A workload controller's readiness (stabilization window, seed 000). */
+export function workload(overrides: Partial<WorkloadStatus> = {}): WorkloadStatus {
+  return { kind: 'Deployment', namespace: 'default', name: `deploy-${nextId()}`, desiredReplicas: 3, readyReplicas: 3, ...overrides };
+}
+
+/** A stored node record, as `observeNodes` would write it for a quiet node. */
+export function nodeState(overrides: Partial<NodeState> & { name?: string } = {}): NodeState {
+  return {
+    name: overrides.name ?? `node-${nextId()}`,
+    podSetFingerprint: 'fp-0',
+    podCount: 1,
+    lastPodEventAt: T0 - hours(3),
+    version: 1,
+    expiresAt: T0 + hours(24 * 7),
+    ...overrides,
+  };
 }

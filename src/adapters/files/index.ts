@@ -1,0 +1,32 @@
+// The CLI's input files (CONTRACT §2-4): cluster dump, instance-type catalog, NodePools. Each reader
+// decodes the file (documents.ts) and hands the documents to the pure parser in src/core/input.
+import { InputError } from '../../core/errors.ts';
+import { parseCatalog } from '../../core/input/catalog.ts';
+import { parseClusterObjects } from '../../core/input/cluster.ts';
+import { parseNodePools } from '../../core/input/nodePools.ts';
+import type { Catalog, Cluster, NodePool } from '../../core/model/types.ts';
+import { decodeDocuments, parseFile, readText } from './documents.ts';
+
+export { decodeDocuments, parseFile, readText };
+
+/** `kubectl get ... -o json` output (a List) or the same objects as YAML documents. */
+export function readClusterFile(path: string): Promise<Cluster> {
+  return parseFile(path, parseClusterObjects);
+}
+
+/** The catalog: exactly one JSON (or YAML) document. */
+export function readCatalogFile(path: string): Promise<Catalog> {
+  return parseFile(path, (documents) => {
+    if (documents.length !== 1) throw new InputError('', '', `expected one catalog document, found ${documents.length}`);
+    return parseCatalog(documents[0]);
+  });
+}
+
+/** NodePools as a YAML stream (or JSON List). A file with no NodePool at all is an error. */
+export function readNodePoolsFile(path: string): Promise<NodePool[]> {
+  return parseFile(path, (documents) => {
+    const pools = parseNodePools(documents);
+    if (pools.length === 0) throw new InputError('', '', 'no NodePool (kind: NodePool) found');
+    return pools;
+  });
+}

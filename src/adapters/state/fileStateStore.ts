@@ -1,0 +1,310 @@
+// The CLI's `--state FILE` (CONTRACT §1): the same state the Lambda keeps in DynamoDB, as one JSON file.
+//
+// - A missing (or zero-length) file is an empty state; its directory must exist.
+// - Every change is a read-modify-write of the whole file under a lock file (`FILE.lock`, created
+//   exclusively, removed after; a lock older than `staleLockMs` is from a dead process and is broken),
+//   written atomically: temp file in the same directory, fsync, rename, fsync of the directory. A crash
+//   leaves either the old file or the new one, never half of one.
+// - A file that is not valid JSON or not of the expected shape is an `InputError` naming the file and the
+//   field. It is never silently replaced by an empty state: that would forget grace periods and
+//   emptiness times without anyone noticing.
+// - The versions and the lease are checked as the DynamoDB store checks them, so two CLI runs sharing a
+//   file cannot overwrite each other's records unnoticed.
+
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { InputError } from '../../core/errors.ts';
+import { applyChanges, diffPassState } from '../../core/state/diff.ts';
+import { StateConflictError, StateStoreError } from '../../core/state/errors.ts';
+import type { StateStore } from '../../core/state/ports.ts';
+import {
+  commandExpiresAt,
+  emptyPassState,
+  type ClusterState,
+  type DisruptionCommand,
+  type LeaseState,
+  type NodeState,
+  type PassState,
+} from '../../core/state/types.ts';
+import {
+  isoTime,
+  readClusterState,
+  readCommand,
+  readNodeState,
+  RecordReader,
+  sortCommands,
+  writeClusterState,
+  writeCommand,
+  writeNodeState,
+  type Fail,
+} from './recordCodec.ts';
+
+/** The `format` member that marks a file as ours. */
+export const STATE_FILE_FORMAT = 'eks-consolidator/state';
+/** The layout version this build reads and writes. */
+export const STATE_FILE_VERSION = 1;
+
+interface StateDocument {
+  readonly state: PassState;
+  readonly lease?: LeaseState;
+}
+
+export interface FileStateStoreOptions {
+  /** How long to wait for another process's lock on the file (default 5 s). */
+  readonly lockTimeoutMs?: number;
+  /** A lock file older than this is left over from a dead process (default 30 s). */
+  readonly staleLockMs?: number;
+}
+
+export class FileStateStore implements StateStore {
+  private readonly lockTimeoutMs: number;
+  private readonly staleLockMs: number;
+  /** The pass time of the last `load`, used by `save` when it is not given one. */
+  private loadedAtMs: number | undefined;
+
+  constructor(
+    readonly path: string,
+    options: FileStateStoreOptions = {},
+  ) {
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 5_000;
+    this.staleLockMs = options.staleLockMs ?? 30_000;
+  }
+
+  async load(nowMs?: number): Promise<PassState> {
+    const { state } = await this.read();
+    this.loadedAtMs = nowMs;
+    return nowMs === undefined ? state : withoutExpired(state, nowMs);
+  }
+
+  async save(next: PassState, previous: PassState, nowMs?: number): Promise<PassState> {
+    const now = nowMs ?? this.loadedAtMs;
+    const changes = diffPassState(next, previous);
+    const conflicts = await this.update('save', (doc) => {
+      const conflicts: string[] = [];
+      const nodes: Record<string, NodeState> = {};
+      for (const [name, record] of Object.entries(doc.state.nodes)) {
+        // Tidy up: records that expired and that this pass did not read are dropped.
+        if (now === undefined || record.expiresAt > now || next.nodes[name] !== undefined) nodes[name] = record;
+      }
+      for (const record of changes.putNodes) {
+        if (versionMatches(nodes[record.name], record.version, now)) nodes[record.name] = { ...record, version: record.version + 1 };
+        else conflicts.push(`node ${record.name}`);
+      }
+      for (const record of changes.deleteNodes) {
+        const stored = nodes[record.name];
+        if (stored === undefined || stored.version === record.version) delete nodes[record.name];
+        else conflicts.push(`node ${record.name}`);
+      }
+      let cluster: ClusterState = doc.state.cluster;
+      if (changes.cluster) {
+        if (cluster.version === changes.cluster.version) cluster = { ...changes.cluster, version: changes.cluster.version + 1 };
+        else conflicts.push('cluster');
+      }
+      const commands = now === undefined ? doc.state.commands : doc.state.commands.filter((c) => !expired(commandExpiresAt(c), now));
+      return { doc: { ...doc, state: { nodes, cluster, commands } }, result: conflicts };
+    });
+    if (conflicts.length > 0) throw new StateConflictError(conflicts, 'save');
+    return applyChanges(next, changes);
+  }
+
+  acquireLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    return this.update('acquireLease', (doc) => {
+      if (doc.lease && doc.lease.owner !== owner && doc.lease.until > nowMs) return { result: false };
+      return { doc: { ...doc, lease: { owner, until: nowMs + ttlMs } }, result: true };
+    });
+  }
+
+  renewLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    return this.update('renewLease', (doc) => {
+      if (doc.lease?.owner !== owner) return { result: false };
+      return { doc: { ...doc, lease: { owner, until: nowMs + ttlMs } }, result: true };
+    });
+  }
+
+  async releaseLease(owner: string): Promise<void> {
+    await this.update('releaseLease', (doc) => {
+      if (doc.lease?.owner !== owner) return { result: undefined };
+      return { doc: { state: doc.state }, result: undefined };
+    });
+  }
+
+  async readLease(): Promise<LeaseState | undefined> {
+    return (await this.read()).lease;
+  }
+
+  async putCommand(cmd: DisruptionCommand, expectedVersion?: number): Promise<DisruptionCommand> {
+    const stored: DisruptionCommand = { ...cmd, version: (expectedVersion ?? 0) + 1 };
+    const ok = await this.update('putCommand', (doc) => {
+      const current = doc.state.commands.find((c) => c.id === cmd.id);
+      if (expectedVersion === undefined ? current !== undefined : current?.version !== expectedVersion) return { result: false };
+      const commands = [...doc.state.commands.filter((c) => c.id !== cmd.id), stored];
+      return { doc: { ...doc, state: { ...doc.state, commands } }, result: true };
+    });
+    if (!ok) throw new StateConflictError([`command ${cmd.id}`], 'putCommand');
+    return stored;
+  }
+
+  async listCommands(nowMs?: number): Promise<DisruptionCommand[]> {
+    const { state } = await this.read();
+    return [...(nowMs === undefined ? state : withoutExpired(state, nowMs)).commands];
+  }
+
+  // --- the file ---------------------------------------------------------------------------------
+
+  private async read(): Promise<StateDocument> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        await this.requireDirectory();
+        return { state: emptyPassState() };
+      }
+      if (code === 'EISDIR') throw new InputError('', '', 'is a directory, not a state file').inFile(this.path);
+      if (code === 'EACCES' || code === 'EPERM') throw new InputError('', '', 'cannot be read (permission denied)').inFile(this.path);
+      throw new StateStoreError('load', { cause: error });
+    }
+    // A zero-length file holds no state to lose (`--state "$(mktemp)"`): same as a missing one.
+    if (text.trim() === '') return { state: emptyPassState() };
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new InputError('', '', `not valid JSON (${(error as Error).message})`).inFile(this.path);
+    }
+    return decodeDocument(json, (field, problem) => {
+      throw new InputError('', field, problem).inFile(this.path);
+    });
+  }
+
+  private async requireDirectory(): Promise<void> {
+    const dir = dirname(this.path);
+    const info = await stat(dir).catch(() => undefined);
+    if (!info?.isDirectory()) throw new InputError('', '', `directory ${dir} does not exist`).inFile(this.path);
+  }
+
+  /** Read-modify-write under the lock; `change` returns the new document (or none: nothing to write). */
+  private async update<T>(operation: string, change: (doc: StateDocument) => { doc?: StateDocument; result: T }): Promise<T> {
+    const unlock = await this.lock(operation);
+    try {
+      const { doc, result } = change(await this.read());
+      if (doc) await this.writeAtomically(operation, `${JSON.stringify(encodeDocument(doc), null, 2)}\n`);
+      return result;
+    } finally {
+      await unlock();
+    }
+  }
+
+  private async lock(operation: string): Promise<() => Promise<void>> {
+    await this.requireDirectory();
+    const lockPath = `${this.path}.lock`;
+    const deadline = Date.now() + this.lockTimeoutMs;
+    for (;;) {
+      try {
+        const handle = await open(lockPath, 'wx');
+        await handle.writeFile(`${process.pid}\n`);
+        await handle.close();
+        return () => rm(lockPath, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StateStoreError(operation, { cause: error });
+      }
+      const info = await stat(lockPath).catch(() => undefined);
+      if (info && Date.now() - info.mtimeMs > this.staleLockMs) {
+        await rm(lockPath, { force: true });
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new StateStoreError(operation, { detail: `${this.path} is locked by another process (${lockPath})` });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  private async writeAtomically(operation: string, text: string): Promise<void> {
+    const dir = dirname(this.path);
+    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    let handle: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      handle = await open(temp, 'wx', 0o644);
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+      await handle.close();
+      handle = undefined;
+      await rename(temp, this.path);
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      await rm(temp, { force: true });
+      throw new StateStoreError(operation, { cause: error });
+    }
+    // Make the rename itself durable. Not every platform lets a directory be fsynced: best effort.
+    const dirHandle = await open(dir, 'r').catch(() => undefined);
+    await dirHandle?.sync().catch(() => undefined);
+    await dirHandle?.close().catch(() => undefined);
+  }
+}
+
+function versionMatches(stored: NodeState | undefined, expected: number, nowMs: number | undefined): boolean {
+  if (expected === 0) return stored === undefined || (nowMs !== undefined && stored.expiresAt <= nowMs);
+  return stored?.version === expected;
+}
+
+function expired(expiresAt: number | undefined, nowMs: number): boolean {
+  return expiresAt !== undefined && expiresAt <= nowMs;
+}
+
+function withoutExpired(state: PassState, nowMs: number): PassState {
+  const nodes: Record<string, NodeState> = {};
+  for (const [name, record] of Object.entries(state.nodes)) if (!expired(record.expiresAt, nowMs)) nodes[name] = record;
+  return { ...state, nodes, commands: state.commands.filter((c) => !expired(commandExpiresAt(c), nowMs)) };
+}
+
+// --- the file's layout ----------------------------------------------------------------------------
+
+function decodeDocument(json: unknown, fail: Fail): StateDocument {
+  const top = RecordReader.of(json, '', fail, isoTime);
+  const format = top.string('format');
+  if (format !== STATE_FILE_FORMAT) fail('format', `not an eks-consolidator state file (expected "${STATE_FILE_FORMAT}")`);
+  const version = top.number('version');
+  if (version !== STATE_FILE_VERSION) {
+    fail('version', `unsupported state file version ${version} (this build reads version ${STATE_FILE_VERSION})`);
+  }
+
+  const cluster = top.has('cluster') ? readClusterState(RecordReader.of(top.member('cluster'), 'cluster', fail, isoTime)) : { version: 0 };
+
+  const nodes: Record<string, NodeState> = {};
+  const rawNodes = top.has('nodes') ? top.member('nodes') : {};
+  const nodesReader = RecordReader.of(rawNodes, 'nodes', fail, isoTime);
+  for (const name of Object.keys(rawNodes as object)) {
+    const record = readNodeState(RecordReader.of(nodesReader.member(name), `nodes.${name}`, fail, isoTime));
+    if (record.name !== name) fail(`nodes.${name}.name`, `"${record.name}" does not match its key`);
+    nodes[name] = record;
+  }
+
+  const rawCommands = top.has('commands') ? top.member('commands') : [];
+  if (!Array.isArray(rawCommands)) fail('commands', 'not a list');
+  const commands = (rawCommands as unknown[]).map((raw, i) =>
+    readCommand(RecordReader.of(raw, `commands[${i}]`, fail, isoTime), fail, isoTime),
+  );
+
+  let lease: LeaseState | undefined;
+  if (top.has('lease')) {
+    const r = RecordReader.of(top.member('lease'), 'lease', fail, isoTime);
+    lease = { owner: r.string('owner'), until: r.time('until') };
+  }
+  return { state: { nodes, cluster, commands: sortCommands(commands) }, ...(lease ? { lease } : {}) };
+}
+
+function encodeDocument(doc: StateDocument): Record<string, unknown> {
+  const nodes: Record<string, unknown> = {};
+  for (const name of Object.keys(doc.state.nodes).sort()) nodes[name] = writeNodeState(doc.state.nodes[name]!, isoTime);
+  return {
+    format: STATE_FILE_FORMAT,
+    version: STATE_FILE_VERSION,
+    cluster: writeClusterState(doc.state.cluster, isoTime),
+    nodes,
+    commands: sortCommands(doc.state.commands).map((c) => writeCommand(c, isoTime)),
+    ...(doc.lease ? { lease: { owner: doc.lease.owner, until: isoTime.write(doc.lease.until) } } : {}),
+  };
+}

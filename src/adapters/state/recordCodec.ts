@@ -1,0 +1,247 @@
+// Reading stored state records back into the core's shapes, checking every field. Shared by the file
+// store (times as ISO 8601 strings, errors become `InputError`s naming the file) and the DynamoDB store
+// (times as epoch-ms numbers, errors become `StateCorruptError`s). Unknown members are ignored so that
+// a newer build can add optional fields without breaking an older one reading the same state.
+
+import {
+  FINAL_COMMAND_STEPS,
+  type ClusterState,
+  type CommandStep,
+  type DisruptionCommand,
+  type DisruptionMethod,
+  type NodeState,
+  type ReplacementSpec,
+} from '../../core/state/types.ts';
+import { compact } from '../../core/state/observe.ts';
+
+/** Reports a bad field (full dotted path) and never returns. */
+export type Fail = (field: string, problem: string) => never;
+
+export interface TimeCodec {
+  /** Epoch ms, or undefined when `value` is not a timestamp in this encoding. */
+  read(value: unknown): number | undefined;
+  write(ms: number): unknown;
+}
+
+/** ISO 8601 in files (readable when a person opens `--state`); epoch-ms numbers also accepted. */
+export const isoTime: TimeCodec = {
+  read: (value) => {
+    if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+    if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return undefined;
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? undefined : ms;
+  },
+  write: (ms) => new Date(ms).toISOString(),
+};
+
+/** Epoch-ms numbers (DynamoDB). */
+export const epochMsTime: TimeCodec = {
+  read: (value) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined),
+  write: (ms) => ms,
+};
+
+const STEPS: ReadonlySet<string> = new Set<CommandStep>([
+  'tainted',
+  'launched',
+  'replacementReady',
+  'evicting',
+  'terminated',
+  ...FINAL_COMMAND_STEPS,
+]);
+const METHODS: ReadonlySet<string> = new Set<DisruptionMethod>(['emptiness', 'single-node', 'multi-node']);
+
+/** Field-by-field access to one raw record, reporting problems with the record's path. */
+export class RecordReader {
+  constructor(
+    private readonly raw: Record<string, unknown>,
+    private readonly path: string,
+    private readonly fail: Fail,
+    private readonly times: TimeCodec,
+  ) {}
+
+  static of(value: unknown, path: string, fail: Fail, times: TimeCodec): RecordReader {
+    if (!isRecord(value)) fail(path, 'not an object');
+    return new RecordReader(value, path, fail, times);
+  }
+
+  field(key: string): string {
+    return this.path === '' ? key : `${this.path}.${key}`;
+  }
+
+  has(key: string): boolean {
+    return this.raw[key] !== undefined && this.raw[key] !== null;
+  }
+
+  member(key: string): unknown {
+    return this.raw[key];
+  }
+
+  string(key: string): string;
+  string(key: string, optional: true): string | undefined;
+  string(key: string, optional = false): string | undefined {
+    const v = this.raw[key];
+    if (v === undefined || v === null) return optional ? undefined : this.fail(this.field(key), 'missing');
+    if (typeof v !== 'string') return this.fail(this.field(key), 'not a string');
+    return v;
+  }
+
+  number(key: string): number;
+  number(key: string, optional: true): number | undefined;
+  number(key: string, optional = false): number | undefined {
+    const v = this.raw[key];
+    if (v === undefined || v === null) return optional ? undefined : this.fail(this.field(key), 'missing');
+    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(this.field(key), 'not a number');
+    return v;
+  }
+
+  /** A non-negative integer (versions, counts). */
+  count(key: string): number {
+    const v = this.number(key);
+    if (!Number.isInteger(v) || v < 0) this.fail(this.field(key), 'not a non-negative integer');
+    return v;
+  }
+
+  boolean(key: string, optional: true): boolean | undefined {
+    const v = this.raw[key];
+    if (v === undefined || v === null) return optional ? undefined : this.fail(this.field(key), 'missing');
+    if (typeof v !== 'boolean') return this.fail(this.field(key), 'not a boolean');
+    return v;
+  }
+
+  time(key: string): number;
+  time(key: string, optional: true): number | undefined;
+  time(key: string, optional = false): number | undefined {
+    const v = this.raw[key];
+    if (v === undefined || v === null) return optional ? undefined : this.fail(this.field(key), 'missing');
+    const ms = this.times.read(v);
+    if (ms === undefined) return this.fail(this.field(key), 'not a timestamp');
+    return ms;
+  }
+
+  strings(key: string): string[] {
+    const v = this.raw[key];
+    if (v === undefined || v === null) return this.fail(this.field(key), 'missing');
+    if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) return this.fail(this.field(key), 'not a list of strings');
+    return v as string[];
+  }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function readNodeState(r: RecordReader): NodeState {
+  return compact({
+    name: r.string('name'),
+    nodeCreatedAt: r.time('nodeCreatedAt', true),
+    podSetFingerprint: r.string('podSetFingerprint'),
+    podCount: r.count('podCount'),
+    lastPodEventAt: r.time('lastPodEventAt', true),
+    emptySince: r.time('emptySince', true),
+    consolidatableSince: r.time('consolidatableSince', true),
+    graceProtectedUntil: r.time('graceProtectedUntil', true),
+    lastEvaluatedAt: r.time('lastEvaluatedAt', true),
+    version: r.count('version'),
+    expiresAt: r.time('expiresAt'),
+  });
+}
+
+export function writeNodeState(node: NodeState, times: TimeCodec): Record<string, unknown> {
+  const t = (ms: number | undefined): unknown => (ms === undefined ? undefined : times.write(ms));
+  return compact({
+    name: node.name,
+    nodeCreatedAt: t(node.nodeCreatedAt),
+    podSetFingerprint: node.podSetFingerprint,
+    podCount: node.podCount,
+    lastPodEventAt: t(node.lastPodEventAt),
+    emptySince: t(node.emptySince),
+    consolidatableSince: t(node.consolidatableSince),
+    graceProtectedUntil: t(node.graceProtectedUntil),
+    lastEvaluatedAt: t(node.lastEvaluatedAt),
+    version: node.version,
+    expiresAt: t(node.expiresAt),
+  });
+}
+
+export function readClusterState(r: RecordReader): ClusterState {
+  return compact({
+    lastActionAt: r.time('lastActionAt', true),
+    lastFingerprint: r.string('lastFingerprint', true),
+    lastPassFoundNothing: r.boolean('lastPassFoundNothing', true),
+    lastSearchAt: r.time('lastSearchAt', true),
+    version: r.count('version'),
+  });
+}
+
+export function writeClusterState(cluster: ClusterState, times: TimeCodec): Record<string, unknown> {
+  const t = (ms: number | undefined): unknown => (ms === undefined ? undefined : times.write(ms));
+  return compact({
+    lastActionAt: t(cluster.lastActionAt),
+    lastFingerprint: cluster.lastFingerprint,
+    lastPassFoundNothing: cluster.lastPassFoundNothing,
+    lastSearchAt: t(cluster.lastSearchAt),
+    version: cluster.version,
+  });
+}
+
+export function readCommand(r: RecordReader, fail: Fail, times: TimeCodec): DisruptionCommand {
+  const method = r.string('method');
+  if (!METHODS.has(method)) fail(r.field('method'), `not one of ${[...METHODS].join(', ')}`);
+  const step = r.string('step');
+  if (!STEPS.has(step)) fail(r.field('step'), `not one of ${[...STEPS].join(', ')}`);
+  let replacement: ReplacementSpec | undefined;
+  if (r.has('replacement')) {
+    const rr = RecordReader.of(r.member('replacement'), r.field('replacement'), fail, times);
+    const capacityType = rr.string('capacityType');
+    if (capacityType !== 'on-demand' && capacityType !== 'spot') fail(rr.field('capacityType'), 'not on-demand or spot');
+    replacement = {
+      instanceTypes: rr.strings('instanceTypes'),
+      capacityType,
+      zones: rr.strings('zones'),
+      pricePerHour: rr.number('pricePerHour'),
+    };
+  }
+  return compact({
+    id: r.string('id'),
+    createdAt: r.time('createdAt'),
+    nodes: r.strings('nodes'),
+    method: method as DisruptionMethod,
+    reason: r.string('reason'),
+    replacement,
+    step: step as CommandStep,
+    launchedInstanceId: r.string('launchedInstanceId', true),
+    replacementNodeName: r.string('replacementNodeName', true),
+    updatedAt: r.time('updatedAt'),
+    version: r.count('version'),
+    detail: r.string('detail', true),
+  });
+}
+
+export function writeCommand(cmd: DisruptionCommand, times: TimeCodec): Record<string, unknown> {
+  return compact({
+    id: cmd.id,
+    createdAt: times.write(cmd.createdAt),
+    nodes: [...cmd.nodes],
+    method: cmd.method,
+    reason: cmd.reason,
+    replacement: cmd.replacement
+      ? {
+          instanceTypes: [...cmd.replacement.instanceTypes],
+          capacityType: cmd.replacement.capacityType,
+          zones: [...cmd.replacement.zones],
+          pricePerHour: cmd.replacement.pricePerHour,
+        }
+      : undefined,
+    step: cmd.step,
+    launchedInstanceId: cmd.launchedInstanceId,
+    replacementNodeName: cmd.replacementNodeName,
+    updatedAt: times.write(cmd.updatedAt),
+    version: cmd.version,
+    detail: cmd.detail,
+  });
+}
+
+/** Oldest first, then by id: the order stores list commands in. */
+export function sortCommands(commands: readonly DisruptionCommand[]): DisruptionCommand[] {
+  return [...commands].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}

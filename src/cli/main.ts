@@ -1,0 +1,91 @@
+// `eks-consolidator plan ...` (CONTRACT section 1). Exit codes: 0 plan produced, 2 bad input, 1 internal.
+import { parseArgs } from 'node:util';
+import { planPass } from '../app/planPass.ts';
+import { bundledCatalogPath, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
+import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
+import { InputError } from '../core/errors.ts';
+import { parseFeatureGates } from '../core/featureGates.ts';
+import { defaultNodePool } from '../core/input/nodePools.ts';
+import { renderTable } from './table.ts';
+
+const USAGE = `usage: eks-consolidator plan [--cluster FILE] [--catalog FILE] [--config FILE] [--state FILE]
+                            [--now ISO8601] [--format json|table] [--feature-gates NAME=BOOL,...]
+
+Runs one consolidation pass offline, as a dry run, and prints the plan.
+With none of --cluster/--catalog/--config it plans the embedded demo.`;
+
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly clock: () => number;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    if (error instanceof InputError) {
+      io.stderr(`eks-consolidator: ${error.message}\n`);
+      return 2;
+    }
+    io.stderr(`eks-consolidator: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.stdout(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  if (command !== 'plan') throw new InputError('', 'command', `unknown command "${command}"\n${USAGE}`);
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: [...rest],
+      options: {
+        cluster: { type: 'string' },
+        catalog: { type: 'string' },
+        config: { type: 'string' },
+        state: { type: 'string' },
+        now: { type: 'string' },
+        format: { type: 'string', default: 'json' },
+        'feature-gates': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw new InputError('', 'arguments', `${(error as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
+  const format = values.format as string;
+  if (format !== 'json' && format !== 'table') throw new InputError('', '--format', `"${format}" is not json or table`);
+  const nowText = values.now as string | undefined;
+  const nowMs = nowText === undefined ? io.clock() : Date.parse(nowText);
+  if (Number.isNaN(nowMs)) throw new InputError('', '--now', `"${nowText}" is not an ISO 8601 time`);
+  const gates = parseFeatureGates((values['feature-gates'] as string | undefined) ?? io.env['FEATURE_GATES'], values['feature-gates'] !== undefined ? '--feature-gates' : 'FEATURE_GATES');
+
+  const useDemo = values.cluster === undefined && values.catalog === undefined && values.config === undefined;
+  const clusterPath = (values.cluster as string | undefined) ?? (useDemo ? demoClusterPath : undefined);
+  if (clusterPath === undefined) throw new InputError('', '--cluster', 'is required when --catalog or --config is given');
+  const catalogPath = (values.catalog as string | undefined) ?? bundledCatalogPath;
+  const configPath = (values.config as string | undefined) ?? (useDemo ? demoNodePoolsPath : undefined);
+
+  const [cluster, catalog, nodePools] = await Promise.all([
+    readClusterFile(clusterPath),
+    readCatalogFile(catalogPath),
+    configPath === undefined ? Promise.resolve([defaultNodePool()]) : readNodePoolsFile(configPath),
+  ]);
+  const notes: string[] = [];
+  if (useDemo) notes.push('embedded demo: bundled sample cluster, bundled catalog (spot prices are estimates), demo NodePools');
+  const plan = planPass({ cluster, catalog, nodePools }, { nowMs, gates, dryRun: true, notes });
+  io.stdout(format === 'table' ? renderTable(plan) : `${JSON.stringify(plan, null, 2)}\n`);
+  return 0;
+}

@@ -1,0 +1,100 @@
+// The cluster as a decision leaves it, so the next decision of the same pass is computed on it
+// (issue: "each computed on the cluster as the earlier ones leave it").
+import { LabelKeys, type Cluster, type Node, type NodePool, type Pod } from '../model/types.ts';
+import type { PlannedReplacement } from '../plan.ts';
+import type { NewNodePlan } from '../scheduling/types.ts';
+import type { Proposal } from './methods/types.ts';
+
+/**
+ * Removes the decision's nodes, moves their pods where the simulation put them, and adds the
+ * replacement as a Ready node of its cheapest type (what the launch is expected to produce).
+ */
+export function applyProposal(
+  cluster: Cluster,
+  proposal: Proposal,
+  pools: ReadonlyMap<string, NodePool>,
+  nowMs: number,
+  replacementName: string,
+): { cluster: Cluster; receivingNodes: Set<string> } {
+  const removed = new Set(proposal.candidates.map((c) => c.node.name));
+  const destination = new Map<string, string>();
+  for (const placement of proposal.simulation?.placements ?? []) {
+    destination.set(placement.pod.uid, placement.nodeName.startsWith('new:') ? replacementName : placement.nodeName);
+  }
+  const receivingNodes = new Set([...destination.values()]);
+
+  const nodes: Node[] = cluster.nodes.filter((n) => !removed.has(n.name));
+  const pods: Pod[] = [];
+  for (const pod of cluster.pods) {
+    if (pod.nodeName && removed.has(pod.nodeName)) {
+      const to = destination.get(pod.uid);
+      if (to) pods.push({ ...pod, nodeName: to });
+      // daemonset, mirror and finished pods leave with their node
+    } else {
+      pods.push(pod);
+    }
+  }
+
+  const plan = proposal.simulation?.newNodes[0];
+  if (proposal.replacement && plan) {
+    const node = replacementNode(proposal.replacement, plan, pools.get(plan.nodePool), nowMs, replacementName);
+    nodes.push(node);
+    pods.push(...daemonSetPodsFor(cluster, node));
+  }
+  return { cluster: { ...cluster, nodes, pods }, receivingNodes };
+}
+
+function replacementNode(
+  replacement: PlannedReplacement,
+  plan: NewNodePlan,
+  pool: NodePool | undefined,
+  nowMs: number,
+  name: string,
+): Node {
+  const cheapest = plan.options.find((o) => o.instanceType.name === replacement.instanceTypes[0]) ?? plan.options[0]!;
+  const offering = cheapest.offerings.find((o) => o.capacityType === replacement.capacityType) ?? cheapest.offerings[0]!;
+  const labels: Record<string, string> = {
+    ...cheapest.instanceType.labels,
+    ...(pool?.templateLabels ?? {}),
+    [LabelKeys.hostname]: name,
+    [LabelKeys.zone]: offering.zone,
+    [LabelKeys.instanceType]: cheapest.instanceType.name,
+    [LabelKeys.capacityType]: offering.capacityType,
+    [LabelKeys.nodePool]: plan.nodePool,
+  };
+  return {
+    name,
+    labels,
+    annotations: {},
+    createdAt: nowMs,
+    taints: pool?.templateTaints ?? [],
+    unschedulable: false,
+    zone: offering.zone,
+    instanceType: cheapest.instanceType.name,
+    capacityType: offering.capacityType,
+    nodePool: plan.nodePool,
+    allocatable: cheapest.instanceType.allocatable,
+    capacity: cheapest.instanceType.capacity,
+    ready: true,
+    readySince: nowMs,
+    deleting: false,
+  };
+}
+
+/** Pods the cluster's daemonsets would start on the new node (so its free room is counted right). */
+function daemonSetPodsFor(cluster: Cluster, node: Node): Pod[] {
+  return cluster.daemonSets.map((ds, i) => ({
+    ...ds.template,
+    uid: `${node.name}/ds-${i}`,
+    namespace: ds.namespace,
+    name: `${ds.name}-${node.name}`,
+    annotations: {},
+    ownerReferences: [{ kind: 'DaemonSet', name: ds.name, controller: true }],
+    nodeName: node.name,
+    phase: 'Running' as const,
+    priority: 0,
+    terminating: false,
+    isDaemonSetPod: true,
+    isMirrorPod: false,
+  }));
+}

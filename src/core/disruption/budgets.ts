@@ -1,0 +1,107 @@
+// Disruption budgets, seed 004: how many of a pool's nodes may be disrupted at once, for a reason, now.
+import { CronExpressionParser } from 'cron-parser';
+import type { Budget, DisruptionReason, Node, NodePool } from '../model/types.ts';
+
+/**
+ * A scheduled budget is active when its schedule fired within the last `duration`, i.e. the first
+ * firing strictly after (now - duration) is not later than now. Schedules are read in UTC.
+ */
+export function isBudgetActive(budget: Budget, nowMs: number): boolean {
+  if (budget.schedule === undefined || budget.durationMs === undefined) return true;
+  const checkpoint = new Date(nowMs - budget.durationMs);
+  const next = CronExpressionParser.parse(budget.schedule, { currentDate: checkpoint, tz: 'UTC' }).next();
+  return next.getTime() <= nowMs;
+}
+
+/** The number of nodes a budget allows disrupted at once: a count, or a percent of the pool rounded up. */
+export function budgetNodeCount(budget: Budget, poolNodeCount: number): number {
+  if ('count' in budget.nodes) return budget.nodes.count;
+  return Math.ceil((budget.nodes.percent * poolNodeCount) / 100);
+}
+
+/**
+ * Nodes that already use up budget: being deleted, already tainted as disrupted (by us or by
+ * Karpenter), or NotReady (seed 004 counts unhealthy nodes against the budget so that disruption
+ * does not pile onto a pool that is already short of capacity).
+ */
+export function isUsingBudget(node: Node, inFlight: ReadonlySet<string>): boolean {
+  return node.deleting || !node.ready || inFlight.has(node.name) || node.taints.some((t) => t.key === 'karpenter.sh/disrupted');
+}
+
+export interface BudgetAllowance {
+  /** How many more nodes may be disrupted for this reason. */
+  readonly allowed: number;
+  /** The limit of the most restrictive active budget. */
+  readonly limit: number;
+  /** Nodes of the pool already being disrupted or NotReady. */
+  readonly inUse: number;
+  readonly poolNodeCount: number;
+}
+
+/** The most restrictive active budget that applies to `reason` wins (seed 004). */
+export function budgetAllowance(
+  pool: NodePool,
+  poolNodes: readonly Node[],
+  reason: DisruptionReason,
+  nowMs: number,
+  inFlight: ReadonlySet<string>,
+): BudgetAllowance {
+  // An absent `budgets` field is defaulted to one budget of 10% when the NodePool is read (seed 004); an
+  // explicit empty list means no budget at all, as in Karpenter.
+  const budgets = pool.budgets;
+  const poolNodeCount = poolNodes.length;
+  let limit = Number.POSITIVE_INFINITY;
+  for (const budget of budgets) {
+    if (budget.reasons !== undefined && !budget.reasons.includes(reason)) continue;
+    if (!isBudgetActive(budget, nowMs)) continue;
+    limit = Math.min(limit, budgetNodeCount(budget, poolNodeCount));
+  }
+  if (limit === Number.POSITIVE_INFINITY) limit = poolNodeCount; // no active budget applies: no restriction
+  const inUse = poolNodes.filter((node) => isUsingBudget(node, inFlight)).length;
+  return { allowed: Math.max(0, limit - inUse), limit, inUse, poolNodeCount };
+}
+
+/**
+ * Budget bookkeeping for one pass: allowances per (pool, reason), decremented as decisions are taken.
+ * A decision for one reason also uses up the pool's other reasons' room, because a disrupted node
+ * counts against every budget of its pool while it is being disrupted.
+ */
+export class BudgetLedger {
+  private readonly used = new Map<string, number>();
+
+  constructor(
+    private readonly pools: ReadonlyMap<string, NodePool>,
+    private readonly nodesByPool: ReadonlyMap<string, readonly Node[]>,
+    private readonly nowMs: number,
+    private readonly inFlight: ReadonlySet<string>,
+  ) {}
+
+  allowance(poolName: string, reason: DisruptionReason): BudgetAllowance {
+    const pool = this.pools.get(poolName);
+    const nodes = this.nodesByPool.get(poolName) ?? [];
+    if (!pool) return { allowed: 0, limit: 0, inUse: 0, poolNodeCount: nodes.length };
+    const base = budgetAllowance(pool, nodes, reason, this.nowMs, this.inFlight);
+    const usedNow = this.used.get(poolName) ?? 0;
+    return { ...base, allowed: Math.max(0, base.allowed - usedNow), inUse: base.inUse + usedNow };
+  }
+
+  remaining(poolName: string, reason: DisruptionReason): number {
+    return this.allowance(poolName, reason).allowed;
+  }
+
+  /** Whether every pool involved has room for its nodes in `nodePools` (pool name per node). */
+  canTake(nodePools: readonly string[], reason: DisruptionReason): boolean {
+    const need = new Map<string, number>();
+    for (const pool of nodePools) need.set(pool, (need.get(pool) ?? 0) + 1);
+    return [...need].every(([pool, count]) => this.remaining(pool, reason) >= count);
+  }
+
+  take(nodePools: readonly string[]): void {
+    for (const pool of nodePools) this.used.set(pool, (this.used.get(pool) ?? 0) + 1);
+  }
+
+  describe(poolName: string, reason: DisruptionReason): string {
+    const a = this.allowance(poolName, reason);
+    return `disruption budget of NodePool "${poolName}" allows no more ${reason} disruptions now (limit ${a.limit} of ${a.poolNodeCount} nodes, ${a.inUse} already disrupting)`;
+  }
+}

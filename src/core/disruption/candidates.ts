@@ -1,0 +1,175 @@
+// Which nodes may be considered for consolidation at all, and, for every node that may not, each
+// reason as a sentence (seed 000 "Pods that Prevent Consolidation"; seed 004 consolidateAfter and
+// policy; CONTRACT section 5 `nodes[].reasons`).
+import { Annotations, type Cluster, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
+import type { ConsolidationMethodName } from '../plan.ts';
+import { matchesSelector } from '../scheduling/labelSelector.ts';
+import { nodeDisruptionCost } from './disruptionCost.ts';
+import { doNotDisruptProtection, hasControllerOwner, isReschedulable, podKey, type DurationParser } from './pods.ts';
+import { nodePricePerHour, type PriceIndex } from './prices.ts';
+import { policyAllows } from './policy.ts';
+import { formatDuration, formatTime } from './text.ts';
+
+export interface Candidate {
+  readonly node: Node;
+  readonly pool: NodePool;
+  /** Undefined when the catalog has no price for the node's offering. */
+  readonly pricePerHour: number | undefined;
+  /** Pods that would be evicted and must land elsewhere. */
+  readonly pods: readonly Pod[];
+  /** Seed 003 disruption cost, base cost included. */
+  readonly disruptionCost: number;
+  readonly methods: ReadonlySet<ConsolidationMethodName>;
+}
+
+export interface NodeVerdict {
+  readonly node: Node;
+  /** The pool the node names, known or not. */
+  readonly poolName: string | undefined;
+  readonly candidate: Candidate | undefined;
+  readonly reasons: string[];
+}
+
+/** What the pass knows about a node's recent history (from state, or derived from the cluster alone). */
+export interface NodeTiming {
+  readonly lastPodEventAt: number;
+  /** Seed 002: the node is not re-evaluated before this time. */
+  readonly graceProtectedUntil?: number;
+}
+
+export interface CandidateContext {
+  readonly cluster: Cluster;
+  readonly pools: ReadonlyMap<string, NodePool>;
+  readonly nowMs: number;
+  readonly prices: PriceIndex;
+  readonly parseDuration: DurationParser;
+  /** Nodes with an unfinished disruption command. */
+  readonly inFlight: ReadonlySet<string>;
+  readonly timing: (node: Node, pods: readonly Pod[]) => NodeTiming;
+  /** Extra blocking reasons from time-based rules kept elsewhere (minimum lifetime ...). */
+  readonly extraReasons?: (node: Node) => readonly string[];
+}
+
+/**
+ * A node's last pod event seen from one snapshot: the latest creation or start of a pod that would
+ * move, or when the node became Ready if it never had one (CONTRACT section 6, without the pod
+ * departures that only a stored previous pass can reveal).
+ */
+export function snapshotTiming(node: Node, pods: readonly Pod[]): NodeTiming {
+  let last = Number.NEGATIVE_INFINITY;
+  for (const pod of pods) {
+    if (pod.isDaemonSetPod || pod.isMirrorPod) continue;
+    last = Math.max(last, pod.createdAt ?? Number.NEGATIVE_INFINITY, pod.startedAt ?? Number.NEGATIVE_INFINITY);
+  }
+  if (last === Number.NEGATIVE_INFINITY) last = node.readySince ?? node.createdAt;
+  return { lastPodEventAt: last };
+}
+
+export function podsByNode(cluster: Cluster): Map<string, Pod[]> {
+  const byNode = new Map<string, Pod[]>();
+  for (const pod of cluster.pods) {
+    if (!pod.nodeName) continue;
+    const list = byNode.get(pod.nodeName);
+    if (list) list.push(pod);
+    else byNode.set(pod.nodeName, [pod]);
+  }
+  return byNode;
+}
+
+function pdbsMatching(pod: Pod, pdbs: readonly PodDisruptionBudget[]): PodDisruptionBudget[] {
+  return pdbs.filter((pdb) => pdb.namespace === pod.namespace && matchesSelector(pdb.selector, pod.labels));
+}
+
+/** Reasons a pod forbids draining its node, if any. */
+function podBlockers(pod: Pod, ctx: CandidateContext): string[] {
+  const reasons: string[] = [];
+  const key = podKey(pod);
+  const dnd = doNotDisruptProtection(pod, ctx.nowMs, ctx.parseDuration);
+  if (dnd.protects) {
+    reasons.push(
+      dnd.until !== undefined
+        ? `pod ${key} has ${dnd.annotation} until ${formatTime(dnd.until)}`
+        : `pod ${key} has ${dnd.annotation}`,
+    );
+  }
+  if (!hasControllerOwner(pod)) reasons.push(`pod ${key} has no controller owner, so nothing would recreate it after eviction`);
+  const pdbs = pdbsMatching(pod, ctx.cluster.pdbs);
+  if (pdbs.length > 1) {
+    const names = pdbs.map((p) => `${p.namespace}/${p.name}`).join(', ');
+    reasons.push(`pod ${key} matches more than one PodDisruptionBudget (${names}); the Eviction API refuses to evict it`);
+  } else if (pdbs.length === 1 && pdbs[0]!.disruptionsAllowed <= 0) {
+    reasons.push(`pod ${key} is protected by PodDisruptionBudget ${pdbs[0]!.namespace}/${pdbs[0]!.name}, which allows no disruptions now`);
+  }
+  return reasons;
+}
+
+function nodeBlockers(node: Node, ctx: CandidateContext): string[] {
+  const reasons: string[] = [];
+  if (node.deleting) reasons.push('node is being deleted');
+  if (!node.ready) reasons.push('node is not Ready');
+  if (ctx.inFlight.has(node.name)) reasons.push('node is already being disrupted by an unfinished command');
+  else if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) reasons.push('node is already being disrupted (karpenter.sh/disrupted taint)');
+  for (const annotation of [Annotations.doNotDisrupt, Annotations.doNotConsolidateLegacy]) {
+    if (node.annotations[annotation]?.trim().toLowerCase() === 'true') reasons.push(`node has ${annotation}`);
+  }
+  return reasons;
+}
+
+/** Evaluates every node: candidates with their cost and methods, and the reasons for the rest. */
+export function evaluateNodes(ctx: CandidateContext): NodeVerdict[] {
+  const byNode = podsByNode(ctx.cluster);
+  return ctx.cluster.nodes.map((node) => evaluateNode(node, byNode.get(node.name) ?? [], ctx));
+}
+
+function evaluateNode(node: Node, allPods: readonly Pod[], ctx: CandidateContext): NodeVerdict {
+  const poolName = node.nodePool;
+  if (poolName === undefined) return { node, poolName, candidate: undefined, reasons: ['node is not managed by a NodePool'] };
+  const pool = ctx.pools.get(poolName);
+  if (!pool) return { node, poolName, candidate: undefined, reasons: [`node names NodePool "${poolName}", which is not configured`] };
+
+  const pods = allPods.filter(isReschedulable);
+  const reasons = [...nodeBlockers(node, ctx), ...pods.flatMap((pod) => podBlockers(pod, ctx))];
+  reasons.push(...(ctx.extraReasons?.(node) ?? []));
+
+  if (pool.consolidateAfterMs === null) {
+    reasons.push(`consolidation is disabled for NodePool "${pool.name}" (consolidateAfter: Never)`);
+  } else {
+    const timing = ctx.timing(node, allPods);
+    const readyAt = timing.lastPodEventAt + pool.consolidateAfterMs;
+    if (ctx.nowMs < readyAt) {
+      reasons.push(
+        `last pod event ${formatDuration(ctx.nowMs - timing.lastPodEventAt)} ago; NodePool "${pool.name}" waits consolidateAfter ${formatDuration(pool.consolidateAfterMs)} (until ${formatTime(readyAt)})`,
+      );
+    } else if (timing.graceProtectedUntil !== undefined && ctx.nowMs < timing.graceProtectedUntil) {
+      reasons.push(
+        `evaluated recently with nothing worth doing; consolidationGracePeriod protects it until ${formatTime(timing.graceProtectedUntil)}`,
+      );
+    }
+  }
+
+  const methods = new Set<ConsolidationMethodName>();
+  for (const method of ['emptiness', 'single-node', 'multi-node'] as const) {
+    if (!policyAllows(pool.consolidationPolicy, method)) continue;
+    if (method === 'emptiness' && pods.length > 0) continue;
+    methods.add(method);
+  }
+  if (pods.length > 0 && methods.size === 0) {
+    reasons.push(`NodePool "${pool.name}" only removes empty nodes (consolidationPolicy ${pool.consolidationPolicy}) and this node runs ${pods.length} pod(s)`);
+  }
+
+  if (reasons.length > 0) return { node, poolName, candidate: undefined, reasons };
+  const candidate: Candidate = {
+    node,
+    pool,
+    pricePerHour: nodePricePerHour(node, ctx.prices),
+    pods,
+    disruptionCost: nodeDisruptionCost(node, pods, pool, ctx.nowMs),
+    methods,
+  };
+  return { node, poolName, candidate, reasons };
+}
+
+/** Cheapest to disrupt first (seed 000), then by name so the order is stable. */
+export function byDisruptionCost(a: Candidate, b: Candidate): number {
+  return a.disruptionCost - b.disruptionCost || a.node.name.localeCompare(b.node.name);
+}

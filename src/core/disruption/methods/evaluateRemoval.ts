@@ -1,0 +1,58 @@
+// The question single-node and multi-node consolidation share: if these nodes went away, could their
+// pods run on the rest of the cluster plus at most one new, cheaper node, and would it pay?
+// (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold.)
+import type { Candidate } from '../candidates.ts';
+import { podKey } from '../pods.ts';
+import { chooseReplacement } from '../replacement.ts';
+import { checkSavings } from '../savingsThreshold.ts';
+import type { PassView, Proposal } from './types.ts';
+
+export type RemovalVerdict =
+  | { readonly ok: true; readonly proposal: Proposal }
+  | { readonly ok: false; readonly reason: string; readonly thresholdBlocked?: boolean };
+
+export function evaluateRemoval(
+  view: PassView,
+  candidates: readonly Candidate[],
+  method: 'single-node' | 'multi-node',
+): RemovalVerdict {
+  const pods = candidates.flatMap((c) => c.pods);
+  const pricesKnown = candidates.every((c) => c.pricePerHour !== undefined);
+  const simulation = view.simulator.simulate({
+    excludedNodes: new Set(candidates.map((c) => c.node.name)),
+    pods,
+    // A node of unknown price is never replaced: only existing capacity may take its pods.
+    maxNewNodes: pricesKnown ? 1 : 0,
+  });
+  if (!simulation.allScheduled) {
+    const first = simulation.unschedulable[0]!;
+    const more = simulation.unschedulable.length > 1 ? ` (and ${simulation.unschedulable.length - 1} more)` : '';
+    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}${more}` };
+  }
+  const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
+
+  if (simulation.newNodes.length === 0) {
+    if (pricesKnown) {
+      const verdict = checkSavings(candidates, currentPricePerHour);
+      if (!verdict.ok) return { ok: false, reason: verdict.reason!, thresholdBlocked: true };
+    }
+    return {
+      ok: true,
+      proposal: { method, reason: 'Underutilized', candidates, simulation, savingsPerHour: currentPricePerHour },
+    };
+  }
+
+  const choice = chooseReplacement(candidates, simulation.newNodes[0]!, view.gates, { sameTypeGuard: method === 'multi-node' });
+  if (!choice.ok) return { ok: false, reason: choice.reason, thresholdBlocked: choice.thresholdBlocked };
+  return {
+    ok: true,
+    proposal: {
+      method,
+      reason: 'Underutilized',
+      candidates,
+      simulation,
+      replacement: choice.replacement,
+      savingsPerHour: currentPricePerHour - choice.replacement.pricePerHour,
+    },
+  };
+}

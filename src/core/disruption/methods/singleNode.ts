@@ -1,0 +1,31 @@
+// Single-node consolidation (seed 000, seed 001): one node at a time, cheapest to disrupt first; delete it
+// when its pods fit elsewhere, or replace it with one cheaper node.
+import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
+import { evaluateRemoval } from './evaluateRemoval.ts';
+
+/**
+ * One sweep per pass: a candidate that did not consolidate is not simulated again in the same pass
+ * (later decisions only take room away, or add a replacement sized for its own pods); the next pass
+ * looks again.
+ */
+export function createSingleNode(): ConsolidationMethod {
+  const tried = new Set<string>();
+  return {
+    name: 'single-node',
+    next(view: PassView): Proposal | undefined {
+      for (const candidate of view.candidates) {
+        if (!candidate.methods.has('single-node') || candidate.pods.length === 0) continue;
+        if (tried.has(candidate.node.name)) continue;
+        if (!view.ledger.canTake([candidate.pool.name], 'Underutilized')) {
+          view.note(candidate.node.name, view.ledger.describe(candidate.pool.name, 'Underutilized'));
+          continue;
+        }
+        tried.add(candidate.node.name);
+        const verdict = evaluateRemoval(view, [candidate], 'single-node');
+        if (verdict.ok) return verdict.proposal;
+        view.note(candidate.node.name, verdict.reason);
+      }
+      return undefined;
+    },
+  };
+}

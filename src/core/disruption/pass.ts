@@ -1,0 +1,155 @@
+// One consolidation pass: evaluate the nodes, then let the methods propose commands in a fixed
+// priority order, each computed on the cluster as the earlier commands leave it, until budgets or
+// opportunities run out.
+//
+// Priority order (why):
+//   1. emptiness   - deleting a node with nothing to move disrupts nothing and always saves its price;
+//   2. multi-node  - packing several nodes into at most one saves the most per command and must see the
+//                    cluster before single-node swaps use up the free room it needs (Karpenter runs it
+//                    before single-node for the same reason);
+//   3. single-node - one node at a time, cheapest to disrupt first, for whatever is left.
+// Methods are repeated while they keep finding commands; single-node sweeps each candidate once.
+import type { FeatureGates } from '../featureGates.ts';
+import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
+import type { Decision } from '../plan.ts';
+import { createSimulator } from '../scheduling/simulator.ts';
+import { applyProposal } from './applyDecision.ts';
+import { BudgetLedger } from './budgets.ts';
+import { byDisruptionCost, evaluateNodes, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
+import { emptiness } from './methods/emptiness.ts';
+import { createMultiNode } from './methods/multiNode.ts';
+import { createSingleNode } from './methods/singleNode.ts';
+import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts';
+import { podKey, type DurationParser } from './pods.ts';
+import { indexCatalog, roundCost, roundMoney } from './prices.ts';
+import { dollars } from './text.ts';
+
+export interface PassInput {
+  readonly cluster: Cluster;
+  readonly nodePools: readonly NodePool[];
+  readonly catalog: Catalog;
+  readonly nowMs: number;
+  readonly gates: FeatureGates;
+  readonly parseDuration: DurationParser;
+  /** Nodes with an unfinished command (they use up budget and are not candidates). */
+  readonly inFlight?: ReadonlySet<string>;
+  /** Node history from the state store; default: what one snapshot shows. */
+  readonly timing?: (node: Node, pods: readonly Pod[]) => NodeTiming;
+  /** Extra reasons a node is not a candidate (minimum lifetime, ...). */
+  readonly extraReasons?: (node: Node) => readonly string[];
+  /** Restrict the methods (the emptiness-TTL function runs emptiness only). */
+  readonly methods?: readonly ('emptiness' | 'single-node' | 'multi-node')[];
+  /** Only pools for which this returns true are acted on (the two functions split pools). */
+  readonly poolFilter?: (pool: NodePool) => boolean;
+}
+
+export interface PassOutcome {
+  readonly decisions: readonly Decision[];
+  readonly verdicts: readonly NodeVerdict[];
+  /** Per node, why a candidate was not consolidated. */
+  readonly notes: ReadonlyMap<string, readonly string[]>;
+  /** Node name -> index of the decision that disrupts it. */
+  readonly disruptedBy: ReadonlyMap<string, number>;
+  /** Candidates that were evaluated (for grace-period bookkeeping). */
+  readonly evaluated: ReadonlySet<string>;
+}
+
+export function runConsolidationPass(input: PassInput): PassOutcome {
+  const pools = new Map(input.nodePools.map((p) => [p.name, p]));
+  const inFlight = input.inFlight ?? new Set<string>();
+  const verdicts = evaluateNodes({
+    cluster: input.cluster,
+    pools,
+    nowMs: input.nowMs,
+    prices: indexCatalog(input.catalog),
+    parseDuration: input.parseDuration,
+    inFlight,
+    timing: input.timing ?? snapshotTiming,
+    extraReasons: input.extraReasons,
+  });
+
+  const nodesByPool = new Map<string, Node[]>();
+  for (const node of input.cluster.nodes) {
+    if (!node.nodePool) continue;
+    nodesByPool.set(node.nodePool, [...(nodesByPool.get(node.nodePool) ?? []), node]);
+  }
+  const ledger = new BudgetLedger(pools, nodesByPool, input.nowMs, inFlight);
+
+  let open: Candidate[] = verdicts
+    .map((v) => v.candidate)
+    .filter((c): c is Candidate => c !== undefined && (input.poolFilter?.(c.pool) ?? true))
+    .sort(byDisruptionCost);
+  const evaluated = new Set(open.map((c) => c.node.name));
+
+  const notes = new Map<string, string[]>();
+  const note = (nodeName: string, reason: string) => {
+    const list = notes.get(nodeName) ?? [];
+    if (!list.includes(reason)) list.push(reason);
+    notes.set(nodeName, list);
+  };
+
+  let cluster = input.cluster;
+  let simulator = createSimulator({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+  const decisions: Decision[] = [];
+  const disruptedBy = new Map<string, number>();
+
+  const allowed = new Set(input.methods ?? ['emptiness', 'multi-node', 'single-node']);
+  const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode()].filter((m) => allowed.has(m.name));
+
+  for (const method of methods) {
+    for (;;) {
+      const view: PassView = { nowMs: input.nowMs, gates: input.gates, cluster, simulator, ledger, candidates: open, note };
+      const proposal = method.next(view);
+      if (!proposal) break;
+      const index = decisions.length;
+      const replacementName = `replacement-${index + 1}`;
+      decisions.push(toDecision(proposal, replacementName));
+      ledger.take(proposal.candidates.map((c) => c.pool.name));
+      for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
+
+      const applied = applyProposal(cluster, proposal, pools, input.nowMs, replacementName);
+      cluster = applied.cluster;
+      // Nodes that receive pods get a pod event; they are not candidates again in this pass.
+      for (const name of applied.receivingNodes) {
+        if (open.some((c) => c.node.name === name)) note(name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
+      }
+      open = open.filter((c) => !disruptedBy.has(c.node.name) && !applied.receivingNodes.has(c.node.name));
+      simulator = createSimulator({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+    }
+  }
+
+  return { decisions, verdicts, notes, disruptedBy, evaluated };
+}
+
+function toDecision(proposal: Proposal, replacementName: string): Decision {
+  const nodes = proposal.candidates.map((c) => c.node.name);
+  const currentPricePerHour = proposal.candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
+  const replacementPricePerHour = proposal.replacement?.pricePerHour ?? 0;
+  const evicted = proposal.candidates.flatMap((c) => c.pods);
+  const podDestinations: Record<string, string> = {};
+  for (const placement of proposal.simulation?.placements ?? []) {
+    podDestinations[podKey(placement.pod)] = placement.nodeName.startsWith('new:') ? replacementName : placement.nodeName;
+  }
+  const action = proposal.replacement ? 'replace' : 'delete';
+  const savingsPerHour = roundMoney(currentPricePerHour - replacementPricePerHour);
+  const summary =
+    action === 'replace'
+      ? `replace ${nodes.join(', ')} (${dollars(currentPricePerHour)}) with one ${proposal.replacement!.capacityType} ${proposal.replacement!.instanceTypes[0]} or similar (${dollars(replacementPricePerHour)}), moving ${evicted.length} pod(s)`
+      : proposal.method === 'emptiness'
+        ? `delete empty node(s) ${nodes.join(', ')}`
+        : `delete ${nodes.join(', ')}; ${evicted.length} pod(s) fit on other nodes`;
+  return {
+    method: proposal.method,
+    reason: proposal.reason,
+    action,
+    nodes,
+    replacements: proposal.replacement ? [proposal.replacement] : [],
+    currentPricePerHour: roundMoney(currentPricePerHour),
+    replacementPricePerHour: roundMoney(replacementPricePerHour),
+    savingsPerHour,
+    disruptionCost: roundCost(proposal.candidates.reduce((sum, c) => sum + c.disruptionCost, 0)),
+    evictedPods: evicted.map(podKey),
+    podDestinations,
+    summary,
+  };
+}

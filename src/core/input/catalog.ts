@@ -1,0 +1,98 @@
+// The instance-type catalog (CONTRACT §3): what can be launched, how big it is, what it costs.
+//
+// - `allocatable` may be omitted; it is then derived from `capacity` with EKS overheads (overhead.ts).
+//   When given, it is taken as is, and any resource present in capacity but missing from it is derived.
+// - Well-known labels are derived from the name and capacity (instanceLabels.ts); `labels` wins.
+// - `price` is dollars per hour, non-negative; `available` defaults to true. An offering that is not
+//   listed does not exist, so a duplicate (same zone and capacity type) is a contradiction: rejected.
+import type { CapacityType, Catalog, InstanceType, Offering, Resources } from '../model/types.ts';
+import { LabelKeys } from '../model/types.ts';
+import { parseResources } from '../quantity.ts';
+import { Fields, isRecord, show } from './fields.ts';
+import { instanceLabels } from './instanceLabels.ts';
+import { deriveAllocatable } from './overhead.ts';
+
+const CAPACITY_TYPES: readonly CapacityType[] = ['on-demand', 'spot'];
+
+function instanceTypeObject(raw: unknown, index: number): string {
+  const name = isRecord(raw) ? raw['name'] : undefined;
+  return typeof name === 'string' && name !== '' ? `InstanceType "${name}"` : `instanceTypes[${index}]`;
+}
+
+function parseOffering(f: Fields, raw: unknown, path: string): Offering {
+  const o = f.record(raw, path);
+  const zone = f.string(o['zone'], `${path}.zone`);
+  const capacityType = f.oneOf(o['capacityType'], `${path}.capacityType`, CAPACITY_TYPES);
+  const price = o['price'];
+  if (typeof price !== 'number' || !Number.isFinite(price) || price < 0) {
+    f.fail(`${path}.price`, price === undefined ? 'is required' : `${show(price)} must be a non-negative number (US dollars per hour)`);
+  }
+  const available = f.optBoolean(o['available'], `${path}.available`) ?? true;
+  const priceIsEstimate = f.optBoolean(o['priceIsEstimate'], `${path}.priceIsEstimate`);
+  return {
+    zone,
+    capacityType,
+    pricePerHour: price,
+    available,
+    ...(priceIsEstimate === undefined ? {} : { priceIsEstimate }),
+  };
+}
+
+function parseInstanceType(raw: unknown, index: number): InstanceType {
+  const path = `instanceTypes[${index}]`;
+  const f: Fields = new Fields(instanceTypeObject(raw, index));
+  const t = f.record(raw, path);
+  const name = f.string(t['name'], `${path}.name`);
+  const capacity: Resources = parseResources(f.record(t['capacity'], `${path}.capacity`), `${path}.capacity`, f.object);
+  for (const required of ['cpu', 'memory']) {
+    if (capacity[required] === undefined) f.fail(`${path}.capacity.${required}`, 'is required');
+  }
+  const labels = instanceLabels(name, capacity, f.stringMap(t['labels'], `${path}.labels`));
+  const derived = deriveAllocatable(capacity, labels[LabelKeys.arch]);
+  const listed = t['allocatable'] === undefined || t['allocatable'] === null
+    ? undefined
+    : parseResources(f.record(t['allocatable'], `${path}.allocatable`), `${path}.allocatable`, f.object);
+  const allocatable: Resources = listed ? { ...derived, ...listed } : derived;
+
+  const offerings = f.array(t['offerings'], `${path}.offerings`).map((o, i) => parseOffering(f, o, `${path}.offerings[${i}]`));
+  const seen = new Map<string, number>();
+  offerings.forEach((o, i) => {
+    const key = `${o.zone}/${o.capacityType}`;
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      f.fail(`${path}.offerings[${i}]`, `duplicate offering for ${o.capacityType} in ${o.zone} (also offerings[${earlier}])`);
+    }
+    seen.set(key, i);
+  });
+  return { name, capacity, allocatable, labels, offerings };
+}
+
+/** Parses a decoded catalog document. Throws InputError naming the instance type and the field. */
+export function parseCatalog(json: unknown): Catalog {
+  const f: Fields = new Fields('Catalog');
+  const root = f.record(json, '');
+  // The region names the prices; a catalog without one still works, it just cannot say where.
+  const region = f.optString(root['region'], 'region') ?? '';
+  const source = f.optString(root['source'], 'source');
+  // When the prices were taken: an RFC 3339 text, or epoch milliseconds.
+  const pricesAsOf = typeof root['pricesAsOf'] === 'number' && Number.isFinite(root['pricesAsOf'])
+    ? root['pricesAsOf']
+    : f.optTimestamp(root['pricesAsOf'], 'pricesAsOf');
+
+  const instanceTypes = f.array(root['instanceTypes'], 'instanceTypes').map(parseInstanceType);
+  const firstIndex = new Map<string, number>();
+  instanceTypes.forEach((t, i) => {
+    const earlier = firstIndex.get(t.name);
+    if (earlier !== undefined) {
+      throw new Fields(`InstanceType "${t.name}"`).fail(`instanceTypes[${i}].name`, `duplicate instance type (also instanceTypes[${earlier}])`);
+    }
+    firstIndex.set(t.name, i);
+  });
+
+  return {
+    region,
+    instanceTypes,
+    ...(source === undefined ? {} : { source }),
+    ...(pricesAsOf === undefined ? {} : { pricesAsOf }),
+  };
+}

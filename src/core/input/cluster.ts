@@ -1,0 +1,397 @@
+// Kubernetes objects (`kubectl get ... -o json` items, or YAML documents) -> the model's Cluster
+// (CONTRACT §2). Reads Node, Pod, PodDisruptionBudget, DaemonSet, Deployment/StatefulSet/ReplicaSet
+// (readiness for the stabilization window), Namespace, PersistentVolume and PersistentVolumeClaim
+// (volume zones). Other kinds are ignored; `List`s are flattened.
+//
+// Errors name the object as `Pod default/web-0` or `Node "a"` and the field with its indexes.
+import { InputError } from '../errors.ts';
+import type {
+  CapacityType,
+  Cluster,
+  DaemonSet,
+  LabelSelector,
+  Namespace,
+  Node,
+  OwnerReference,
+  Pod,
+  PodDisruptionBudget,
+  PodPhase,
+  WorkloadStatus,
+} from '../model/types.ts';
+import { Annotations, LabelKeys } from '../model/types.ts';
+import { parseResources } from '../quantity.ts';
+import { Fields, isRecord, show, type JsonRecord } from './fields.ts';
+import { parseSchedulingSpec } from './podSpec.ts';
+import { parseLabelSelector, parseTaints } from './selectors.ts';
+
+/** An object from the input, with where it was found (for errors about unnamed objects). */
+interface Item {
+  readonly kind: string;
+  readonly raw: JsonRecord;
+  readonly where: string;
+}
+
+const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'ReplicaSet'] as const;
+const POD_PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
+/** Labels that carry a volume's or node's zone, newest first. */
+const ZONE_KEYS = [LabelKeys.zone, 'topology.ebs.csi.aws.com/zone', 'failure-domain.beta.kubernetes.io/zone'];
+const INSTANCE_TYPE_KEYS = [LabelKeys.instanceType, 'beta.kubernetes.io/instance-type'];
+/** `aws:///us-east-1a/i-0123456789abcdef0` (the zone part can be empty on some providers). */
+const AWS_PROVIDER_ID = /^aws:\/\/\/([^/]*)\/(i-[0-9a-zA-Z]+)$/;
+
+/**
+ * Yields every object, descending into Lists. `where` locates an object for errors about unnamed ones:
+ * `items[3]` in a single List, `document 2` or `document 2.items[3]` in a YAML stream.
+ */
+function* flatten(objects: readonly unknown[], locate: (i: number) => string, itemKind?: string): Generator<Item> {
+  for (const [i, raw] of objects.entries()) {
+    const where = locate(i);
+    if (raw === null || raw === undefined) continue; // empty YAML documents
+    if (!isRecord(raw)) throw new InputError(where || 'document 1', '', `must be an object, got ${show(raw)}`);
+    // Typed lists from the API (`PodList`) leave out their items' kind.
+    const kind = typeof raw['kind'] === 'string' && raw['kind'] !== '' ? raw['kind'] : itemKind;
+    if (kind === undefined) throw new InputError(where || 'document 1', 'kind', 'is required');
+    if (kind.endsWith('List') && Array.isArray(raw['items'])) {
+      const inner = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
+      yield* flatten(raw['items'], (j) => (where === '' ? `items[${j}]` : `${where}.items[${j}]`), inner);
+    } else {
+      yield { kind, raw, where: where || 'document 1' };
+    }
+  }
+}
+
+/** The object's name for errors: `Pod default/web-0`, `Node "a"`, or where it is when it has no name. */
+function objectName(item: Item, namespaced: boolean): string {
+  const metadata = isRecord(item.raw['metadata']) ? item.raw['metadata'] : {};
+  const name = metadata['name'];
+  if (typeof name !== 'string' || name === '') return `${item.kind} at ${item.where}`;
+  if (!namespaced) return `${item.kind} "${name}"`;
+  const namespace = typeof metadata['namespace'] === 'string' && metadata['namespace'] !== '' ? metadata['namespace'] : 'default';
+  return `${item.kind} ${namespace}/${name}`;
+}
+
+interface Meta {
+  readonly name: string;
+  /** `default` when absent, as kubectl applies it. */
+  readonly namespace: string;
+  readonly labels: Record<string, string>;
+  readonly annotations: Record<string, string>;
+  readonly uid?: string;
+  readonly createdAt?: number;
+  readonly deleting: boolean;
+}
+
+function readMeta(f: Fields, raw: JsonRecord): Meta {
+  const m = f.record(raw['metadata'], 'metadata');
+  const uid = f.optString(m['uid'], 'metadata.uid');
+  const createdAt = f.optTimestamp(m['creationTimestamp'], 'metadata.creationTimestamp');
+  return {
+    name: f.string(m['name'], 'metadata.name'),
+    namespace: f.optString(m['namespace'], 'metadata.namespace') || 'default',
+    labels: f.stringMap(m['labels'], 'metadata.labels'),
+    annotations: f.stringMap(m['annotations'], 'metadata.annotations'),
+    ...(uid ? { uid } : {}),
+    ...(createdAt === undefined ? {} : { createdAt }),
+    deleting: f.optTimestamp(m['deletionTimestamp'], 'metadata.deletionTimestamp') !== undefined,
+  };
+}
+
+function firstLabel(labels: Record<string, string>, keys: readonly string[]): string | undefined {
+  for (const key of keys) {
+    const value = labels[key];
+    if (value) return value;
+  }
+  return undefined;
+}
+
+/**
+ * Karpenter's `karpenter.sh/capacity-type`, else EKS managed node groups' `eks.amazonaws.com/capacityType`.
+ * A value neither knows (Karpenter's newer `reserved`, say) leaves it unknown: such a node is never
+ * priced, so never replaced, but is not an input error.
+ */
+function capacityTypeOf(labels: Record<string, string>): CapacityType | undefined {
+  const karpenter = labels[LabelKeys.capacityType];
+  if (karpenter === 'on-demand' || karpenter === 'spot') return karpenter;
+  const eks = labels['eks.amazonaws.com/capacityType'];
+  if (eks === 'ON_DEMAND') return 'on-demand';
+  if (eks === 'SPOT') return 'spot';
+  return undefined;
+}
+
+function parseNode(item: Item): Node {
+  const f: Fields = new Fields(objectName(item, false));
+  const meta = readMeta(f, item.raw);
+  if (meta.createdAt === undefined) f.fail('metadata.creationTimestamp', 'is required');
+  const spec = f.optRecord(item.raw['spec'], 'spec') ?? {};
+  const status = f.optRecord(item.raw['status'], 'status') ?? {};
+
+  const providerId = f.optString(spec['providerID'], 'spec.providerID') || undefined;
+  const aws = providerId ? AWS_PROVIDER_ID.exec(providerId) : null;
+  const zone = firstLabel(meta.labels, ZONE_KEYS) ?? (aws?.[1] || undefined);
+  const instanceType = firstLabel(meta.labels, INSTANCE_TYPE_KEYS);
+  const capacityType = capacityTypeOf(meta.labels);
+  const nodePool = meta.labels[LabelKeys.nodePool] || undefined;
+
+  // Both are always present on a live node; a hand-written one may give just one of them.
+  const hasAllocatable = status['allocatable'] !== undefined && status['allocatable'] !== null;
+  const hasCapacity = status['capacity'] !== undefined && status['capacity'] !== null;
+  if (!hasAllocatable && !hasCapacity) f.fail('status.allocatable', 'is required');
+  const allocatable = parseResources(hasAllocatable ? status['allocatable'] : status['capacity'], hasAllocatable ? 'status.allocatable' : 'status.capacity', f.object);
+  const capacity = parseResources(hasCapacity ? status['capacity'] : status['allocatable'], hasCapacity ? 'status.capacity' : 'status.allocatable', f.object);
+
+  let ready = false;
+  let readySince: number | undefined;
+  f.optArray(status['conditions'], 'status.conditions').forEach((c, i) => {
+    const p = `status.conditions[${i}]`;
+    const condition = f.record(c, p);
+    if (condition['type'] !== 'Ready') return;
+    ready = condition['status'] === 'True';
+    const since = f.optTimestamp(condition['lastTransitionTime'], `${p}.lastTransitionTime`);
+    readySince = ready ? since : undefined;
+  });
+
+  return {
+    name: meta.name,
+    labels: meta.labels,
+    annotations: meta.annotations,
+    createdAt: meta.createdAt,
+    taints: parseTaints(f, spec['taints'], 'spec.taints'),
+    unschedulable: f.optBoolean(spec['unschedulable'], 'spec.unschedulable') ?? false,
+    ...(providerId ? { providerId } : {}),
+    ...(aws?.[2] ? { instanceId: aws[2] } : {}),
+    ...(zone ? { zone } : {}),
+    ...(instanceType ? { instanceType } : {}),
+    ...(capacityType ? { capacityType } : {}),
+    ...(nodePool ? { nodePool } : {}),
+    allocatable,
+    capacity,
+    ready,
+    ...(readySince === undefined ? {} : { readySince }),
+    deleting: meta.deleting,
+  };
+}
+
+function parseOwnerReferences(f: Fields, raw: unknown): OwnerReference[] {
+  return f.optArray(raw, 'metadata.ownerReferences').map((o, i) => {
+    const p = `metadata.ownerReferences[${i}]`;
+    const r = f.record(o, p);
+    const uid = f.optString(r['uid'], `${p}.uid`);
+    const apiVersion = f.optString(r['apiVersion'], `${p}.apiVersion`);
+    return {
+      kind: f.string(r['kind'], `${p}.kind`),
+      name: f.string(r['name'], `${p}.name`),
+      ...(uid ? { uid } : {}),
+      ...(apiVersion ? { apiVersion } : {}),
+      controller: f.optBoolean(r['controller'], `${p}.controller`) ?? false,
+    };
+  });
+}
+
+/** Persistent volumes and claims, indexed for resolving a pod's volumes to zones. */
+interface VolumeIndex {
+  /** `namespace/claim` -> bound PV name ('' when the claim is not bound yet). */
+  readonly claims: ReadonlyMap<string, string>;
+  /** PV name -> the zones it lives in, or null when it is not zonal (EFS, say). */
+  readonly volumes: ReadonlyMap<string, readonly string[] | null>;
+  readonly nodeZones: ReadonlyMap<string, string>;
+}
+
+/**
+ * A PV's zones: from `spec.nodeAffinity` (what the CSI driver sets; terms are ORed, so every term must
+ * name zones for the volume to be zonal), else from its zone label. Null when neither says.
+ */
+function persistentVolumeZones(item: Item): readonly string[] | null {
+  const f: Fields = new Fields(objectName(item, false));
+  const labels = f.stringMap(isRecord(item.raw['metadata']) ? item.raw['metadata']['labels'] : undefined, 'metadata.labels');
+  const spec = f.optRecord(item.raw['spec'], 'spec') ?? {};
+  const nodeAffinity = f.optRecord(spec['nodeAffinity'], 'spec.nodeAffinity');
+  const required = f.optRecord(nodeAffinity?.['required'], 'spec.nodeAffinity.required');
+  const terms = f.optArray(required?.['nodeSelectorTerms'], 'spec.nodeAffinity.required.nodeSelectorTerms');
+  if (terms.length > 0) {
+    const zones = new Set<string>();
+    let everyTermZonal = true;
+    terms.forEach((t, i) => {
+      const p = `spec.nodeAffinity.required.nodeSelectorTerms[${i}]`;
+      const expressions = f.optArray(f.record(t, p)['matchExpressions'], `${p}.matchExpressions`);
+      const j = expressions.findIndex(
+        (e) => isRecord(e) && typeof e['key'] === 'string' && ZONE_KEYS.includes(e['key']) && e['operator'] === 'In',
+      );
+      const zonal = expressions[j];
+      if (j < 0 || !isRecord(zonal)) everyTermZonal = false;
+      else for (const z of f.stringList(zonal['values'], `${p}.matchExpressions[${j}].values`)) zones.add(z);
+    });
+    if (everyTermZonal) return [...zones];
+  }
+  const zone = firstLabel(labels, ZONE_KEYS);
+  return zone ? [zone] : null;
+}
+
+function indexVolumes(items: readonly Item[], nodes: readonly Node[]): VolumeIndex {
+  const claims = new Map<string, string>();
+  const volumes = new Map<string, readonly string[] | null>();
+  for (const item of items) {
+    if (item.kind === 'PersistentVolumeClaim') {
+      const f: Fields = new Fields(objectName(item, true));
+      const meta = readMeta(f, item.raw);
+      const spec = f.optRecord(item.raw['spec'], 'spec') ?? {};
+      claims.set(`${meta.namespace}/${meta.name}`, f.optString(spec['volumeName'], 'spec.volumeName') ?? '');
+    } else if (item.kind === 'PersistentVolume') {
+      const f: Fields = new Fields(objectName(item, false));
+      volumes.set(readMeta(f, item.raw).name, persistentVolumeZones(item));
+    }
+  }
+  const nodeZones = new Map<string, string>();
+  for (const node of nodes) if (node.zone) nodeZones.set(node.name, node.zone);
+  return { claims, volumes, nodeZones };
+}
+
+/**
+ * Zones the pod's claims pin it to. A claim whose volume is in the input gives that volume's zones.
+ * A claim we cannot follow to a volume (the claim or its PV was not dumped, which is the default with
+ * `kubectl get nodes,pods,...`) is taken to be an EBS volume, EBS being zonal and the EKS default
+ * storage: the pod then stays in the zone of the node it runs on. That can only forbid a move that
+ * was possible, never allow one that was not. Generic ephemeral volumes are claims named
+ * `<pod>-<volume>`.
+ */
+function podVolumeZones(f: Fields, spec: JsonRecord, pod: { name: string; namespace: string; nodeName?: string }, index: VolumeIndex): readonly string[] | undefined {
+  let zones: string[] | undefined;
+  f.optArray(spec['volumes'], 'spec.volumes').forEach((v, i) => {
+    const p = `spec.volumes[${i}]`;
+    const volume = f.record(v, p);
+    let claim: string | undefined;
+    const pvc = f.optRecord(volume['persistentVolumeClaim'], `${p}.persistentVolumeClaim`);
+    if (pvc) claim = f.string(pvc['claimName'], `${p}.persistentVolumeClaim.claimName`);
+    else if (f.optRecord(volume['ephemeral'], `${p}.ephemeral`)) claim = `${pod.name}-${f.string(volume['name'], `${p}.name`)}`;
+    if (claim === undefined) return;
+
+    const pvName = index.claims.get(`${pod.namespace}/${claim}`);
+    let volumeZones: readonly string[] | null | undefined;
+    if (pvName && index.volumes.has(pvName)) volumeZones = index.volumes.get(pvName);
+    else {
+      const nodeZone = pod.nodeName ? index.nodeZones.get(pod.nodeName) : undefined;
+      volumeZones = nodeZone ? [nodeZone] : null;
+    }
+    if (!volumeZones) return;
+    zones = zones === undefined ? [...volumeZones] : zones.filter((z) => volumeZones.includes(z));
+  });
+  return zones;
+}
+
+function parsePod(item: Item, volumes: VolumeIndex): Pod {
+  const f: Fields = new Fields(objectName(item, true));
+  const meta = readMeta(f, item.raw);
+  const spec = f.record(item.raw['spec'], 'spec');
+  const status = f.optRecord(item.raw['status'], 'status') ?? {};
+  const ownerReferences = parseOwnerReferences(f, (item.raw['metadata'] as JsonRecord)['ownerReferences']);
+  const nodeName = f.optString(spec['nodeName'], 'spec.nodeName') || undefined;
+  // A dumped pod always has a phase; a hand-written one without it is taken to be running if bound.
+  const phase = status['phase'] === undefined || status['phase'] === null
+    ? (nodeName ? 'Running' : 'Pending')
+    : f.oneOf(status['phase'], 'status.phase', POD_PHASES);
+  const startedAt = f.optTimestamp(status['startTime'], 'status.startTime');
+  const controller = ownerReferences.find((o) => o.controller);
+  const scheduling = parseSchedulingSpec(f, spec, 'spec');
+  const volumeZones = podVolumeZones(f, spec, { name: meta.name, namespace: meta.namespace, ...(nodeName ? { nodeName } : {}) }, volumes);
+
+  return {
+    uid: meta.uid ?? `${meta.namespace}/${meta.name}`,
+    namespace: meta.namespace,
+    name: meta.name,
+    labels: meta.labels,
+    annotations: meta.annotations,
+    ownerReferences,
+    ...(nodeName ? { nodeName } : {}),
+    phase,
+    priority: f.optInteger(spec['priority'], 'spec.priority') ?? 0,
+    ...(meta.createdAt === undefined ? {} : { createdAt: meta.createdAt }),
+    ...(startedAt === undefined ? {} : { startedAt }),
+    terminating: meta.deleting,
+    isDaemonSetPod: controller?.kind === 'DaemonSet',
+    isMirrorPod: Annotations.mirrorPod in meta.annotations || ownerReferences.some((o) => o.kind === 'Node'),
+    ...scheduling,
+    ...(volumeZones === undefined ? {} : { volumeZones }),
+  };
+}
+
+function parsePdb(item: Item): PodDisruptionBudget {
+  const f: Fields = new Fields(objectName(item, true));
+  const meta = readMeta(f, item.raw);
+  const spec = f.optRecord(item.raw['spec'], 'spec') ?? {};
+  // policy/v1: an empty selector selects every pod in the namespace; a missing one is treated the same.
+  const selector: LabelSelector = spec['selector'] === undefined || spec['selector'] === null ? {} : parseLabelSelector(f, spec['selector'], 'spec.selector');
+  const status = f.optRecord(item.raw['status'], 'status');
+  // disruptionsAllowed is computed by the disruption controller. Without a status we cannot know it,
+  // and guessing high could evict past the budget, so missing means 0: the PDB blocks.
+  const disruptionsAllowed = f.optInteger(status?.['disruptionsAllowed'], 'status.disruptionsAllowed') ?? 0;
+  if (disruptionsAllowed < 0) f.fail('status.disruptionsAllowed', `${disruptionsAllowed} must not be negative`);
+  return { namespace: meta.namespace, name: meta.name, selector, disruptionsAllowed };
+}
+
+function parseDaemonSet(item: Item): DaemonSet {
+  const f: Fields = new Fields(objectName(item, true));
+  const meta = readMeta(f, item.raw);
+  const spec = f.record(item.raw['spec'], 'spec');
+  const template = f.record(spec['template'], 'spec.template');
+  const templateMeta = f.optRecord(template['metadata'], 'spec.template.metadata') ?? {};
+  const templateSpec = f.record(template['spec'], 'spec.template.spec');
+  return {
+    namespace: meta.namespace,
+    name: meta.name,
+    template: {
+      labels: f.stringMap(templateMeta['labels'], 'spec.template.metadata.labels'),
+      ...parseSchedulingSpec(f, templateSpec, 'spec.template.spec'),
+    },
+  };
+}
+
+function parseWorkload(item: Item, kind: WorkloadStatus['kind']): WorkloadStatus {
+  const f: Fields = new Fields(objectName(item, true));
+  const meta = readMeta(f, item.raw);
+  const spec = f.optRecord(item.raw['spec'], 'spec') ?? {};
+  const status = f.optRecord(item.raw['status'], 'status') ?? {};
+  return {
+    kind,
+    namespace: meta.namespace,
+    name: meta.name,
+    desiredReplicas: f.optInteger(spec['replicas'], 'spec.replicas') ?? 1, // Kubernetes' default
+    readyReplicas: f.optInteger(status['readyReplicas'], 'status.readyReplicas') ?? 0, // omitted when 0
+  };
+}
+
+function parseNamespace(item: Item): Namespace {
+  const f: Fields = new Fields(objectName(item, false));
+  const meta = readMeta(f, item.raw);
+  return { name: meta.name, labels: meta.labels };
+}
+
+function rejectDuplicates<T>(values: readonly T[], key: (value: T) => string, describe: (value: T) => string): void {
+  const seen = new Set<string>();
+  for (const value of values) {
+    const k = key(value);
+    if (seen.has(k)) throw new InputError(describe(value), 'metadata.name', 'appears more than once in the input');
+    seen.add(k);
+  }
+}
+
+/** Parses cluster objects (a `List`'s items, YAML documents, or nested Lists). Throws InputError. */
+export function parseClusterObjects(objects: readonly unknown[]): Cluster {
+  const items = [...flatten(objects, objects.length === 1 ? () => '' : (i) => `document ${i + 1}`)];
+  const ofKind = (kind: string) => items.filter((item) => item.kind === kind);
+
+  const nodes = ofKind('Node').map(parseNode);
+  rejectDuplicates(nodes, (n) => n.name, (n) => `Node "${n.name}"`);
+  const volumes = indexVolumes(items, nodes);
+  const pods = ofKind('Pod').map((item) => parsePod(item, volumes));
+  rejectDuplicates(pods, (p) => `${p.namespace}/${p.name}`, (p) => `Pod ${p.namespace}/${p.name}`);
+
+  return {
+    nodes,
+    pods,
+    pdbs: ofKind('PodDisruptionBudget').map(parsePdb),
+    daemonSets: ofKind('DaemonSet').map(parseDaemonSet),
+    workloads: items
+      .filter((item): item is Item & { kind: WorkloadStatus['kind'] } => (WORKLOAD_KINDS as readonly string[]).includes(item.kind))
+      .map((item) => parseWorkload(item, item.kind)),
+    namespaces: ofKind('Namespace').map(parseNamespace),
+  };
+}

@@ -1,0 +1,289 @@
+// Karpenter NodePool objects (`karpenter.sh/v1`, and `v1beta1` where the fields map) -> the model's
+// NodePool, with Karpenter's defaults and validation (CONTRACT §4, seed 004).
+//
+// Defaults, when a field is absent:
+//   consolidationPolicy WhenEmptyOrUnderutilized; consolidateAfter 15s (seed 004 keeps the old
+//   consolidation delay); consolidationGracePeriod none; expireAfter 720h; savings threshold 0 cents;
+//   budgets one budget of 10% of the pool's nodes; weight 0; no limits; on-demand only (below).
+import { CronExpressionParser } from 'cron-parser';
+import { InputError } from '../errors.ts';
+import type { Budget, ConsolidationPolicy, DisruptionReason, NodePool, Requirement } from '../model/types.ts';
+import { LabelKeys } from '../model/types.ts';
+import { parseResources } from '../quantity.ts';
+import { parseDurationOrNever, parseGoDurationDetailed } from './duration.ts';
+import { Fields, isRecord, show, type JsonRecord } from './fields.ts';
+import { parseRequirement, parseTaints } from './selectors.ts';
+
+const API_VERSIONS = ['karpenter.sh/v1', 'karpenter.sh/v1beta1'];
+const POLICIES: readonly ConsolidationPolicy[] = [
+  'WhenEmpty',
+  'WhenEmptyOrUnderutilized',
+  'WhenUnderutilized',
+  'WhenCheaper',
+  'WhenUnderutilizedOrCheaper',
+];
+/** Reasons a budget may be limited to (Karpenter's three; Expired is not budgeted). */
+const BUDGET_REASONS: readonly DisruptionReason[] = ['Empty', 'Underutilized', 'Drifted'];
+
+export const DEFAULT_CONSOLIDATE_AFTER_MS = 15_000;
+export const DEFAULT_EXPIRE_AFTER_MS = 720 * 3_600_000;
+export const DEFAULT_BUDGETS: readonly Budget[] = [{ nodes: { percent: 10 } }];
+/**
+ * A pool that says nothing about capacity type launches on-demand only, as Karpenter does: spot must
+ * be asked for explicitly.
+ */
+export const DEFAULT_CAPACITY_TYPE_REQUIREMENT: Requirement = {
+  key: LabelKeys.capacityType,
+  operator: 'In',
+  values: ['on-demand'],
+};
+/** Labels Karpenter sets itself; a requirement on them could never be met by a new node. */
+const RESTRICTED_REQUIREMENT_KEYS: ReadonlySet<string> = new Set([LabelKeys.nodePool, LabelKeys.hostname]);
+/** NodePool annotations with this prefix are launch settings for the actuator (`launch`). */
+const LAUNCH_ANNOTATION_PREFIX = 'eks-consolidator/';
+
+/** The pool used when no NodePool file is given: every default above. */
+export function defaultNodePool(): NodePool {
+  return {
+    name: 'default',
+    weight: 0,
+    templateLabels: {},
+    templateTaints: [],
+    requirements: [DEFAULT_CAPACITY_TYPE_REQUIREMENT],
+    expireAfterMs: DEFAULT_EXPIRE_AFTER_MS,
+    consolidationPolicy: 'WhenEmptyOrUnderutilized',
+    consolidateAfterMs: DEFAULT_CONSOLIDATE_AFTER_MS,
+    consolidationGracePeriodMs: null,
+    savingsThresholdCents: 0,
+    budgets: DEFAULT_BUDGETS,
+    limits: {},
+  };
+}
+
+/** `nodes`: a count (int or digit string) or a percentage `N%` with N in 0..100. */
+function parseBudgetNodes(f: Fields, raw: unknown, path: string): Budget['nodes'] {
+  // Karpenter defaults a budget's nodes to 10% when the field is left out.
+  if (raw === undefined || raw === null) return { percent: 10 };
+  const problem = `${show(raw)} must be a non-negative node count or a percentage from 0% to 100%`;
+  if (typeof raw === 'number') {
+    if (!Number.isSafeInteger(raw) || raw < 0) f.fail(path, problem);
+    return { count: raw };
+  }
+  if (typeof raw !== 'string') return f.fail(path, problem);
+  const percent = /^(\d{1,3})%$/.exec(raw);
+  if (percent) {
+    const value = Number(percent[1]);
+    if (value > 100) f.fail(path, problem);
+    return { percent: value };
+  }
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) f.fail(path, problem);
+  return { count: Number(raw) };
+}
+
+/** Five-field cron (minute hour day-of-month month day-of-week) or a macro; always UTC. */
+const CRON_MACROS: Readonly<Record<string, string>> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
+/**
+ * Validates a budget schedule and returns it as five fields (macros expanded, so whoever evaluates it
+ * needs no macro table). The cron library also takes seconds and 4-field forms; Kubernetes CronJob
+ * syntax does not, so the field count is checked here.
+ */
+export function normalizeSchedule(f: Fields, raw: unknown, path: string): string {
+  const text = f.string(raw, path).trim();
+  const expanded = CRON_MACROS[text.toLowerCase()] ?? text;
+  if (/^(CRON_)?TZ=/.test(expanded)) f.fail(path, `${show(raw)}: time zones are not supported, schedules are in UTC`);
+  const fields = expanded.split(/\s+/);
+  if (fields.length !== 5) {
+    f.fail(path, `${show(raw)} is not a cron schedule: expected 5 fields (minute hour day-of-month month day-of-week) or a macro such as @daily`);
+  }
+  try {
+    // A fixed start date: validation must not depend on when it runs.
+    CronExpressionParser.parse(expanded, { tz: 'UTC', currentDate: 0 });
+  } catch (error) {
+    f.fail(path, `${show(raw)} is not a valid cron schedule: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return fields.join(' ');
+}
+
+/**
+ * A budget window: whole hours and minutes only (`8h`, `90m`, `1h30m`; Go's printed `1h30m0s` too),
+ * because cron schedules tick in minutes (seed 004).
+ */
+function parseBudgetDuration(f: Fields, raw: unknown, path: string): number {
+  const text = f.string(raw, path);
+  const parsed = f.at(path, () => parseGoDurationDetailed(text));
+  const minutesOnly = parsed.components.every(
+    (c, i) =>
+      (/^\d+$/.test(c.number) && (c.unit === 'h' || c.unit === 'm')) ||
+      (c.unit === 's' && /^0+$/.test(c.number) && i === parsed.components.length - 1 && i > 0),
+  );
+  if (!minutesOnly || parsed.ms < 0 || text.startsWith('-') || text.startsWith('+')) {
+    f.fail(path, `${show(text)} must be whole hours and minutes such as 8h, 90m or 1h30m (schedules have minute resolution)`);
+  }
+  return parsed.ms;
+}
+
+function parseBudget(f: Fields, raw: unknown, path: string): Budget {
+  const b = f.record(raw, path);
+  const nodes = parseBudgetNodes(f, b['nodes'], `${path}.nodes`);
+  const hasSchedule = b['schedule'] !== undefined && b['schedule'] !== null;
+  const hasDuration = b['duration'] !== undefined && b['duration'] !== null;
+  if (hasSchedule && !hasDuration) f.fail(path, 'schedule requires duration');
+  if (hasDuration && !hasSchedule) f.fail(path, 'duration requires schedule');
+  const schedule = hasSchedule ? normalizeSchedule(f, b['schedule'], `${path}.schedule`) : undefined;
+  const durationMs = hasDuration ? parseBudgetDuration(f, b['duration'], `${path}.duration`) : undefined;
+  const reasons = f.optArray(b['reasons'], `${path}.reasons`).map((r, i) => f.oneOf(r, `${path}.reasons[${i}]`, BUDGET_REASONS));
+  return {
+    nodes,
+    ...(schedule === undefined ? {} : { schedule, durationMs }),
+    // An empty reasons list means the same as none: the budget applies to every reason.
+    ...(reasons.length > 0 ? { reasons: [...new Set(reasons)] } : {}),
+  };
+}
+
+/** `consolidationSavingsThresholdCents` (seed 003): a non-negative decimal, as text or a number. */
+function parseSavingsThreshold(f: Fields, raw: unknown, path: string): number {
+  if (raw === undefined || raw === null) return 0;
+  const problem = `${show(raw)} must be a non-negative number of cents, such as "0.5"`;
+  if (typeof raw === 'number') {
+    if (!Number.isFinite(raw) || raw < 0) f.fail(path, problem);
+    return raw;
+  }
+  if (typeof raw !== 'string' || !/^\+?(\d+\.?\d*|\.\d+)$/.test(raw.trim())) return f.fail(path, problem);
+  return Number(raw.trim());
+}
+
+function parsePolicy(f: Fields, raw: unknown, path: string): ConsolidationPolicy {
+  if (raw === undefined || raw === null) return 'WhenEmptyOrUnderutilized';
+  if (raw === 'Balanced') f.fail(path, '"Balanced" (Karpenter\'s scored policy) is not supported; use one of ' + POLICIES.join(', '));
+  return f.oneOf(raw, path, POLICIES);
+}
+
+function parseWeight(f: Fields, raw: unknown, path: string): number {
+  const weight = f.optInteger(raw, path);
+  if (weight === undefined) return 0;
+  if (weight < 1 || weight > 100) f.fail(path, `${weight} must be an integer from 1 to 100`);
+  return weight;
+}
+
+function nillableDuration(f: Fields, raw: unknown, path: string, fallback: number | null): number | null {
+  if (raw === undefined || raw === null) return fallback;
+  return f.at(path, () => parseDurationOrNever(raw));
+}
+
+function parseLaunch(f: Fields, templateSpec: JsonRecord, annotations: Record<string, string>): Record<string, unknown> | undefined {
+  const launch: Record<string, unknown> = {};
+  const nodeClassRef = f.optRecord(templateSpec['nodeClassRef'], 'spec.template.spec.nodeClassRef');
+  if (nodeClassRef) launch['nodeClassRef'] = structuredClone(nodeClassRef);
+  for (const [key, value] of Object.entries(annotations)) {
+    if (key.startsWith(LAUNCH_ANNOTATION_PREFIX)) launch[key] = value;
+  }
+  return Object.keys(launch).length > 0 ? launch : undefined;
+}
+
+function parseNodePool(raw: JsonRecord, index: number): NodePool {
+  const rawName = isRecord(raw['metadata']) ? raw['metadata']['name'] : undefined;
+  const f: Fields = new Fields(typeof rawName === 'string' && rawName !== '' ? `NodePool "${rawName}"` : `NodePool (document ${index + 1})`);
+  const apiVersion = f.optString(raw['apiVersion'], 'apiVersion');
+  if (apiVersion !== undefined && !API_VERSIONS.includes(apiVersion)) {
+    f.fail('apiVersion', `${show(apiVersion)} is not supported; use ${API_VERSIONS.join(' or ')}`);
+  }
+  const metadata = f.record(raw['metadata'], 'metadata');
+  const name = f.string(metadata['name'], 'metadata.name');
+  const annotations = f.stringMap(metadata['annotations'], 'metadata.annotations');
+  const spec = f.record(raw['spec'] ?? {}, 'spec');
+  const template = f.optRecord(spec['template'], 'spec.template') ?? {};
+  const templateMeta = f.optRecord(template['metadata'], 'spec.template.metadata') ?? {};
+  const templateSpec = f.optRecord(template['spec'], 'spec.template.spec') ?? {};
+  const disruption = f.optRecord(spec['disruption'], 'spec.disruption') ?? {};
+
+  const requirements = f
+    .optArray(templateSpec['requirements'], 'spec.template.spec.requirements')
+    .map((r, i) => {
+      const path = `spec.template.spec.requirements[${i}]`;
+      const requirement = parseRequirement(f, r, path, 'karpenter');
+      if (RESTRICTED_REQUIREMENT_KEYS.has(requirement.key)) {
+        f.fail(`${path}.key`, `${show(requirement.key)} is set by Karpenter on every node and cannot be required`);
+      }
+      return requirement;
+    });
+  if (!requirements.some((r) => r.key === LabelKeys.capacityType)) requirements.push(DEFAULT_CAPACITY_TYPE_REQUIREMENT);
+
+  // v1 moved expireAfter from the disruption block to the node template; read either, v1 first.
+  const expireAfterPath = templateSpec['expireAfter'] !== undefined ? 'spec.template.spec.expireAfter' : 'spec.disruption.expireAfter';
+  const expireAfterRaw = templateSpec['expireAfter'] ?? disruption['expireAfter'];
+
+  const budgetsRaw = disruption['budgets'];
+  // An explicit `budgets: []` is kept empty: Kubernetes applies the default only to an absent field,
+  // and a pool with no budget is not limited by one.
+  const budgets = budgetsRaw === undefined || budgetsRaw === null
+    ? DEFAULT_BUDGETS
+    : f.array(budgetsRaw, 'spec.disruption.budgets').map((b, i) => parseBudget(f, b, `spec.disruption.budgets[${i}]`));
+
+  const launch = parseLaunch(f, templateSpec, annotations);
+  return {
+    name,
+    weight: parseWeight(f, spec['weight'], 'spec.weight'),
+    templateLabels: f.stringMap(templateMeta['labels'], 'spec.template.metadata.labels'),
+    templateTaints: parseTaints(f, templateSpec['taints'], 'spec.template.spec.taints'),
+    requirements,
+    expireAfterMs: nillableDuration(f, expireAfterRaw, expireAfterPath, DEFAULT_EXPIRE_AFTER_MS),
+    consolidationPolicy: parsePolicy(f, disruption['consolidationPolicy'], 'spec.disruption.consolidationPolicy'),
+    consolidateAfterMs: nillableDuration(f, disruption['consolidateAfter'], 'spec.disruption.consolidateAfter', DEFAULT_CONSOLIDATE_AFTER_MS),
+    // Unset and Never both mean no grace period (seed 002).
+    consolidationGracePeriodMs: nillableDuration(f, disruption['consolidationGracePeriod'], 'spec.disruption.consolidationGracePeriod', null),
+    savingsThresholdCents: parseSavingsThreshold(f, disruption['consolidationSavingsThresholdCents'], 'spec.disruption.consolidationSavingsThresholdCents'),
+    budgets,
+    limits: parseResources(spec['limits'], 'spec.limits', f.object),
+    ...(launch ? { launch } : {}),
+  };
+}
+
+/**
+ * Yields the documents, flattening `List`s (`kubectl get nodepools -o json`); items of a typed list
+ * (`NodePoolList`) may leave out their kind. Empty YAML documents are skipped.
+ */
+function* flatten(docs: readonly unknown[], path: string, itemKind?: string): Generator<{ doc: unknown; where: string }> {
+  for (const [i, doc] of docs.entries()) {
+    if (doc === null || doc === undefined) continue;
+    const where = path === '' ? `document ${i + 1}` : `${path}.items[${i}]`;
+    if (isRecord(doc) && doc['kind'] === undefined && itemKind !== undefined) {
+      yield { doc: { ...doc, kind: itemKind }, where };
+    } else if (isRecord(doc) && typeof doc['kind'] === 'string' && doc['kind'].endsWith('List') && Array.isArray(doc['items'])) {
+      yield* flatten(doc['items'], where, doc['kind'] === 'List' ? undefined : doc['kind'].slice(0, -'List'.length));
+    } else {
+      yield { doc, where };
+    }
+  }
+}
+
+/**
+ * Parses NodePool documents. Objects of other kinds (an EC2NodeClass kept in the same file, say) are
+ * skipped; a document that is not an object or has no kind is an error. Pool names must be unique.
+ */
+export function parseNodePools(docs: readonly unknown[]): NodePool[] {
+  const pools: NodePool[] = [];
+  const firstSeen = new Map<string, number>();
+  let index = 0;
+  for (const { doc, where } of flatten(docs, '')) {
+    if (!isRecord(doc)) throw new InputError(where, '', `must be an object, got ${show(doc)}`);
+    if (typeof doc['kind'] !== 'string' || doc['kind'] === '') throw new InputError(where, 'kind', 'is required');
+    if (doc['kind'] !== 'NodePool') continue;
+    const pool = parseNodePool(doc, index++);
+    const earlier = firstSeen.get(pool.name);
+    if (earlier !== undefined) {
+      throw new InputError(`NodePool "${pool.name}"`, 'metadata.name', `duplicate NodePool name (also NodePool number ${earlier + 1})`);
+    }
+    firstSeen.set(pool.name, pools.length);
+    pools.push(pool);
+  }
+  return pools;
+}

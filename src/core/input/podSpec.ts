@@ -1,0 +1,224 @@
+// The scheduling-relevant part of a pod spec (a running pod's, or a DaemonSet's template), shared by
+// cluster.ts for Pods and DaemonSets.
+import type {
+  HostPort,
+  NodeSelectorTerm,
+  PodAffinityTerm,
+  PodSchedulingSpec,
+  Requirement,
+  Resources,
+  Toleration,
+  TopologySpreadConstraint,
+} from '../model/types.ts';
+import { LabelKeys } from '../model/types.ts';
+import { parseResources } from '../quantity.ts';
+import { Fields, type JsonRecord } from './fields.ts';
+import { parseOptLabelSelector, parseRequirement, TAINT_EFFECTS } from './selectors.ts';
+
+type MutableResources = Record<string, number>;
+
+function addInto(target: MutableResources, add: Resources): void {
+  for (const [name, amount] of Object.entries(add)) target[name] = (target[name] ?? 0) + amount;
+}
+
+function maxInto(target: MutableResources, other: Resources): void {
+  for (const [name, amount] of Object.entries(other)) target[name] = Math.max(target[name] ?? 0, amount);
+}
+
+/**
+ * One container's requests as the API server stores them: a resource with a limit but no request
+ * gets the limit as its request (Kubernetes defaulting), so a dump edited by hand behaves like a live one.
+ */
+function containerRequests(f: Fields, container: JsonRecord, path: string): Resources {
+  const resources = f.optRecord(container['resources'], `${path}.resources`) ?? {};
+  const limits = parseResources(resources['limits'], `${path}.resources.limits`, f.object);
+  const requests = parseResources(resources['requests'], `${path}.resources.requests`, f.object);
+  return { ...limits, ...requests };
+}
+
+/**
+ * Effective pod requests, as the scheduler computes them:
+ * - app containers add up, and so do sidecars (init containers with `restartPolicy: Always`), which
+ *   start before the app containers and keep running next to them;
+ * - a regular init container runs alone, after the sidecars declared before it have started, so the pod
+ *   needs at least its requests plus those sidecars'; the pod takes the larger of that and the sum;
+ * - pod-level `spec.resources` (Kubernetes 1.32+), where set, replaces the container total for its
+ *   resources;
+ * - `spec.overhead` (RuntimeClass overhead) is added last.
+ */
+export function effectiveRequests(f: Fields, spec: JsonRecord, path: string): Resources {
+  const total: MutableResources = {};
+  f.optArray(spec['containers'], `${path}.containers`).forEach((c, i) => {
+    const p = `${path}.containers[${i}]`;
+    addInto(total, containerRequests(f, f.record(c, p), p));
+  });
+
+  const sidecarsSoFar: MutableResources = {};
+  const initPeak: MutableResources = {};
+  f.optArray(spec['initContainers'], `${path}.initContainers`).forEach((c, i) => {
+    const p = `${path}.initContainers[${i}]`;
+    const container = f.record(c, p);
+    const requests = containerRequests(f, container, p);
+    const restartPolicy = f.optString(container['restartPolicy'], `${p}.restartPolicy`);
+    if (restartPolicy === 'Always') {
+      addInto(total, requests);
+      addInto(sidecarsSoFar, requests);
+      maxInto(initPeak, sidecarsSoFar);
+    } else {
+      const whileRunning: MutableResources = { ...sidecarsSoFar };
+      addInto(whileRunning, requests);
+      maxInto(initPeak, whileRunning);
+    }
+  });
+  maxInto(total, initPeak);
+
+  const podLevel = f.optRecord(spec['resources'], `${path}.resources`);
+  if (podLevel) {
+    const limits = parseResources(podLevel['limits'], `${path}.resources.limits`, f.object);
+    const requests = parseResources(podLevel['requests'], `${path}.resources.requests`, f.object);
+    Object.assign(total, limits, requests);
+  }
+
+  addInto(total, parseResources(spec['overhead'], `${path}.overhead`, f.object));
+  return total;
+}
+
+/**
+ * Required node affinity terms. `matchFields` on `metadata.name` (how DaemonSet pods are pinned) is
+ * expressed on the hostname label, which on EKS carries the node name.
+ */
+function parseNodeAffinity(f: Fields, affinity: JsonRecord | undefined, path: string): NodeSelectorTerm[] {
+  const nodeAffinity = f.optRecord(affinity?.['nodeAffinity'], `${path}.nodeAffinity`);
+  const requiredPath = `${path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`;
+  const required = f.optRecord(nodeAffinity?.['requiredDuringSchedulingIgnoredDuringExecution'], requiredPath);
+  if (!required) return [];
+  return f.array(required['nodeSelectorTerms'], `${requiredPath}.nodeSelectorTerms`).map((t, i) => {
+    const p = `${requiredPath}.nodeSelectorTerms[${i}]`;
+    const term = f.record(t, p);
+    const expressions: Requirement[] = f
+      .optArray(term['matchExpressions'], `${p}.matchExpressions`)
+      .map((e, j) => parseRequirement(f, e, `${p}.matchExpressions[${j}]`, 'kubernetes'));
+    f.optArray(term['matchFields'], `${p}.matchFields`).forEach((e, j) => {
+      const fp = `${p}.matchFields[${j}]`;
+      const field = parseRequirement(f, e, fp, 'kubernetes');
+      if (field.key !== 'metadata.name') f.fail(`${fp}.key`, `${JSON.stringify(field.key)}: only metadata.name can be matched as a field`);
+      expressions.push({ ...field, key: LabelKeys.hostname });
+    });
+    return { matchExpressions: expressions };
+  });
+}
+
+function parsePodAffinityTerms(f: Fields, section: JsonRecord | undefined, path: string): PodAffinityTerm[] {
+  const termsPath = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
+  return f.optArray(section?.['requiredDuringSchedulingIgnoredDuringExecution'], termsPath).map((t, i) => {
+    const p = `${termsPath}[${i}]`;
+    const term = f.record(t, p);
+    const labelSelector = parseOptLabelSelector(f, term['labelSelector'], `${p}.labelSelector`);
+    const namespaceSelector = parseOptLabelSelector(f, term['namespaceSelector'], `${p}.namespaceSelector`);
+    return {
+      ...(labelSelector ? { labelSelector } : {}),
+      namespaces: f.stringList(term['namespaces'], `${p}.namespaces`),
+      ...(namespaceSelector ? { namespaceSelector } : {}),
+      topologyKey: f.string(term['topologyKey'], `${p}.topologyKey`),
+    };
+  });
+}
+
+function parseTolerations(f: Fields, raw: unknown, path: string): Toleration[] {
+  return f.optArray(raw, path).map((t, i) => {
+    const p = `${path}[${i}]`;
+    const r = f.record(t, p);
+    const key = f.optString(r['key'], `${p}.key`);
+    const operator = r['operator'] === undefined || r['operator'] === null || r['operator'] === ''
+      ? undefined
+      : f.oneOf(r['operator'], `${p}.operator`, ['Exists', 'Equal'] as const);
+    const value = f.optString(r['value'], `${p}.value`);
+    // An empty effect tolerates every effect, the same as leaving it out.
+    const effect = r['effect'] === undefined || r['effect'] === null || r['effect'] === ''
+      ? undefined
+      : f.oneOf(r['effect'], `${p}.effect`, TAINT_EFFECTS);
+    return {
+      ...(key === undefined || key === '' ? {} : { key }),
+      ...(operator ? { operator } : {}),
+      ...(value === undefined ? {} : { value }),
+      ...(effect ? { effect } : {}),
+    };
+  });
+}
+
+function parseTopologySpread(f: Fields, raw: unknown, path: string): TopologySpreadConstraint[] {
+  return f.optArray(raw, path).map((c, i) => {
+    const p = `${path}[${i}]`;
+    const r = f.record(c, p);
+    const maxSkew = f.optInteger(r['maxSkew'], `${p}.maxSkew`);
+    if (maxSkew === undefined || maxSkew < 1) f.fail(`${p}.maxSkew`, maxSkew === undefined ? 'is required' : `${maxSkew} must be at least 1`);
+    const minDomains = f.optInteger(r['minDomains'], `${p}.minDomains`);
+    if (minDomains !== undefined && minDomains < 1) f.fail(`${p}.minDomains`, `${minDomains} must be at least 1`);
+    const labelSelector = parseOptLabelSelector(f, r['labelSelector'], `${p}.labelSelector`);
+    const policy = (name: string) =>
+      r[name] === undefined || r[name] === null ? undefined : f.oneOf(r[name], `${p}.${name}`, ['Honor', 'Ignore'] as const);
+    const nodeAffinityPolicy = policy('nodeAffinityPolicy');
+    const nodeTaintsPolicy = policy('nodeTaintsPolicy');
+    const matchLabelKeys = f.stringList(r['matchLabelKeys'], `${p}.matchLabelKeys`);
+    return {
+      maxSkew,
+      topologyKey: f.string(r['topologyKey'], `${p}.topologyKey`),
+      // Kubernetes requires the field; a hand-written pod without it gets the strict reading.
+      whenUnsatisfiable:
+        r['whenUnsatisfiable'] === undefined || r['whenUnsatisfiable'] === null
+          ? 'DoNotSchedule'
+          : f.oneOf(r['whenUnsatisfiable'], `${p}.whenUnsatisfiable`, ['DoNotSchedule', 'ScheduleAnyway'] as const),
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(minDomains === undefined ? {} : { minDomains }),
+      ...(nodeAffinityPolicy ? { nodeAffinityPolicy } : {}),
+      ...(nodeTaintsPolicy ? { nodeTaintsPolicy } : {}),
+      ...(matchLabelKeys.length > 0 ? { matchLabelKeys } : {}),
+    };
+  });
+}
+
+/**
+ * Host ports the pod binds (containers' `ports[].hostPort`). With `hostNetwork` every container port
+ * is a host port; the API server fills hostPort in for those, and so do we for hand-written input.
+ */
+function parseHostPorts(f: Fields, spec: JsonRecord, path: string): HostPort[] {
+  const hostNetwork = f.optBoolean(spec['hostNetwork'], `${path}.hostNetwork`) ?? false;
+  const out: HostPort[] = [];
+  f.optArray(spec['containers'], `${path}.containers`).forEach((c, i) => {
+    const cp = `${path}.containers[${i}]`;
+    f.optArray(f.record(c, cp)['ports'], `${cp}.ports`).forEach((port, j) => {
+      const p = `${cp}.ports[${j}]`;
+      const r = f.record(port, p);
+      const hostPort = f.optInteger(r['hostPort'], `${p}.hostPort`) ?? (hostNetwork ? f.optInteger(r['containerPort'], `${p}.containerPort`) : undefined);
+      if (hostPort === undefined || hostPort === 0) return;
+      if (hostPort < 1 || hostPort > 65535) f.fail(`${p}.hostPort`, `${hostPort} is not a port number`);
+      const hostIP = f.optString(r['hostIP'], `${p}.hostIP`);
+      out.push({
+        port: hostPort,
+        protocol: f.optString(r['protocol'], `${p}.protocol`) || 'TCP',
+        ...(hostIP ? { hostIP } : {}),
+      });
+    });
+  });
+  return out;
+}
+
+/** Everything in PodSchedulingSpec except volumeZones, which needs the cluster's volumes (cluster.ts). */
+export function parseSchedulingSpec(f: Fields, spec: JsonRecord, path: string): Omit<PodSchedulingSpec, 'volumeZones'> {
+  const affinity = f.optRecord(spec['affinity'], `${path}.affinity`);
+  return {
+    requests: effectiveRequests(f, spec, path),
+    nodeSelector: f.stringMap(spec['nodeSelector'], `${path}.nodeSelector`),
+    requiredNodeAffinity: parseNodeAffinity(f, affinity, `${path}.affinity`),
+    tolerations: parseTolerations(f, spec['tolerations'], `${path}.tolerations`),
+    podAffinity: parsePodAffinityTerms(f, f.optRecord(affinity?.['podAffinity'], `${path}.affinity.podAffinity`), `${path}.affinity.podAffinity`),
+    podAntiAffinity: parsePodAffinityTerms(
+      f,
+      f.optRecord(affinity?.['podAntiAffinity'], `${path}.affinity.podAntiAffinity`),
+      `${path}.affinity.podAntiAffinity`,
+    ),
+    topologySpread: parseTopologySpread(f, spec['topologySpreadConstraints'], `${path}.topologySpreadConstraints`),
+    hostPorts: parseHostPorts(f, spec, path),
+  };
+}
+

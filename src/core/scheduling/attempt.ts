@@ -1,0 +1,248 @@
+// One attempt to place one pod: its topology constraints turned into domain counts for the cluster as
+// this simulation has left it so far (base counts + delta), computed once per pod and then used for
+// every candidate node, existing or new.
+import { LabelKeys } from '../model/types.ts';
+import type { PreparedPod } from './podConstraints.ts';
+import { describeDomain, podName, Stage } from './reasons.ts';
+import { labelValue } from './labelSelector.ts';
+import type { Labels } from '../model/types.ts';
+import {
+  antiGroupSource,
+  countIn,
+  domainDelta,
+  matchSetSource,
+  type AntiGroup,
+  type CallView,
+  type DomainDelta,
+  type NewNodeDomains,
+  type PlacedPod,
+  type SpreadBase,
+  type SpreadInfo,
+  type TermInfo,
+} from './topology.ts';
+import type { PodIndex } from './podIndex.ts';
+
+export interface TermView {
+  readonly info: TermInfo;
+  readonly base: ReadonlyMap<string, number>;
+  readonly delta: DomainDelta;
+}
+
+export interface SpreadView {
+  readonly info: SpreadInfo;
+  readonly base: SpreadBase;
+  readonly delta: DomainDelta;
+  /** Eligible domains (existing, possible new-node domains, opened new nodes). */
+  readonly domains: ReadonlySet<string>;
+  /** Minimum matching count over `domains` (Infinity when there is none). */
+  readonly rawMin: number;
+}
+
+export interface RepelView {
+  readonly group: AntiGroup;
+  readonly delta: DomainDelta;
+}
+
+/** A pod placed earlier in this simulation whose anti-affinity term repels the incoming pod. */
+export interface PlacedRepel {
+  readonly placed: PlacedPod;
+  readonly key: string;
+}
+
+export interface TopologyAttempt {
+  readonly affinity: readonly TermView[];
+  readonly antiAffinity: readonly TermView[];
+  readonly spread: readonly SpreadView[];
+  readonly repel: readonly RepelView[];
+  readonly placedRepel: readonly PlacedRepel[];
+  /** No pod anywhere matches the pod's affinity terms and the pod matches them itself. */
+  readonly firstPodAllowed: boolean;
+}
+
+export interface AttemptContext {
+  readonly view: CallView;
+  readonly newNodes: readonly NewNodeDomains[];
+  /** Pools that may add domains (empty when no new node may be opened). */
+  readonly domainPools: readonly string[];
+}
+
+/** Undefined when the pod has no topology constraint and nothing placed or existing repels it. */
+export function buildAttempt(p: PreparedPod, ctx: AttemptContext): TopologyAttempt | undefined {
+  const { view } = ctx;
+  const placedRepel: PlacedRepel[] = [];
+  for (const placed of view.placed) {
+    for (const term of placed.antiTerms) {
+      if (term.matchSet.matches(p.pod.namespace, p.pod.labels)) placedRepel.push({ placed, key: term.key });
+    }
+  }
+  if (p.affinity.length === 0 && p.antiAffinity.length === 0 && p.spread.length === 0 && p.repelledBy.length === 0 && placedRepel.length === 0) {
+    return undefined;
+  }
+  const termView = (info: TermInfo, mode: 'count' | 'block'): TermView => ({
+    info,
+    base: info.matchSet.domainCounts(info.key).byDomain,
+    delta: domainDelta(view, info.key, matchSetSource(info.matchSet), mode),
+  });
+  const affinity = p.affinity.map((info) => termView(info, 'count'));
+  let firstPodAllowed = false;
+  if (affinity.length > 0 && p.selfAffine) {
+    firstPodAllowed = affinity.every((t) => {
+      const total = t.info.matchSet.domainCounts(t.info.key).total;
+      let delta = t.delta.undetermined;
+      for (const value of t.delta.byDomain.values()) delta += value;
+      return total + delta <= 0;
+    });
+  }
+  return {
+    affinity,
+    antiAffinity: p.antiAffinity.map((info) => termView(info, 'block')),
+    spread: p.spread.map((info) => spreadView(info, ctx)),
+    repel: p.repelledBy.map((group) => ({ group, delta: domainDelta(view, group.key, antiGroupSource(group), 'block') })),
+    placedRepel,
+    firstPodAllowed,
+  };
+}
+
+function spreadView(info: SpreadInfo, ctx: AttemptContext): SpreadView {
+  const { view } = ctx;
+  const base = info.base();
+  const delta = domainDelta(view, info.key, matchSetSource(info.matchSet), 'count', base.eligible);
+  const lostNodes = new Map<string, number>();
+  for (const nodeIndex of view.excludedAlive) {
+    if (!base.eligible[nodeIndex]) continue;
+    const domain = view.nodeLabel(nodeIndex, info.key)!;
+    lostNodes.set(domain, (lostNodes.get(domain) ?? 0) + 1);
+  }
+  const domains = new Set<string>();
+  for (const [domain, nodes] of base.domainNodes) if (nodes - (lostNodes.get(domain) ?? 0) > 0) domains.add(domain);
+  for (const pool of ctx.domainPools) for (const domain of info.poolDomains(pool)) domains.add(domain);
+  for (const node of ctx.newNodes) {
+    if (info.key === LabelKeys.hostname) domains.add(node.hostname);
+    else {
+      const values = node.domainValues(info.key);
+      if (values && values.length === 1) domains.add(values[0]!);
+    }
+  }
+  let rawMin = Number.POSITIVE_INFINITY;
+  for (const domain of domains) rawMin = Math.min(rawMin, countIn(base.domainMatches, delta, domain));
+  return { info, base, delta, domains, rawMin };
+}
+
+/** The global minimum Kubernetes compares against, when the candidate's domain is `domain` with `count` matches. */
+export function spreadMin(view: SpreadView, domain: string, count: number): number {
+  const known = view.domains.has(domain);
+  const size = view.domains.size + (known ? 0 : 1);
+  if (size < view.info.minDomains) return 0;
+  const min = known ? view.rawMin : Math.min(view.rawMin, count);
+  return Number.isFinite(min) ? min : 0;
+}
+
+export interface ExplainContext {
+  readonly view: CallView;
+  readonly index: PodIndex;
+  /** Node labels by existing node index. */
+  readonly nodeLabels: readonly Labels[];
+  readonly excluded: Uint8Array;
+  readonly removedUids: ReadonlySet<string>;
+}
+
+/** A pod of `candidates` (topology indexes) or of the placed pods that sits in `domain`, for messages. */
+export function podInDomain(
+  ctx: ExplainContext,
+  candidates: Iterable<number>,
+  placedMatches: (placed: PlacedPod) => boolean,
+  key: string,
+  domain: string,
+): string | undefined {
+  for (const placed of ctx.view.placed) {
+    if (!placedMatches(placed)) continue;
+    const values =
+      placed.nodeIndex !== undefined ? [ctx.view.nodeLabel(placed.nodeIndex, key)] : placed.newNode!.domainValues(key) ?? [];
+    if (values.includes(domain)) return podName(placed.pod);
+  }
+  for (const i of candidates) {
+    const { pod, nodeIndex } = ctx.index.pods[i]!;
+    if (ctx.excluded[nodeIndex] || ctx.removedUids.has(pod.uid)) continue;
+    if (labelValue(ctx.nodeLabels[nodeIndex]!, key) === domain) return podName(pod);
+  }
+  return undefined;
+}
+
+/**
+ * Topology checks of an existing node (labels known). Returns the failing stage, or Ok. With
+ * `explain`, pushes a sentence describing the failure.
+ */
+export function checkTopologyOnExisting(
+  attempt: TopologyAttempt,
+  p: PreparedPod,
+  labels: Labels,
+  explain?: { ctx: ExplainContext; out: string[] },
+): Stage {
+  for (const { group, delta } of attempt.repel) {
+    const domain = labelValue(labels, group.key);
+    if (domain === undefined) continue;
+    if ((group.domainCounts.get(domain) ?? 0) + (delta.byDomain.get(domain) ?? 0) > 0) {
+      if (explain) {
+        const holder = podInDomain(explain.ctx, group.holders, () => false, group.key, domain);
+        explain.out.push(`anti-affinity of pod ${holder ?? 'elsewhere'} rules out ${describeDomain(group.key, domain)}`);
+      }
+      return Stage.AntiAffinityOfOthers;
+    }
+  }
+  for (const { placed, key } of attempt.placedRepel) {
+    const domain = labelValue(labels, key);
+    if (domain === undefined) continue;
+    const values =
+      placed.nodeIndex !== undefined
+        ? [labelValue(placed.nodeLabels!, key)]
+        : placed.newNode!.domainValues(key) ?? [];
+    if (values.includes(domain)) {
+      explain?.out.push(`anti-affinity of pod ${podName(placed.pod)} rules out ${describeDomain(key, domain)}`);
+      return Stage.AntiAffinityOfOthers;
+    }
+  }
+  for (const term of attempt.antiAffinity) {
+    const domain = labelValue(labels, term.info.key);
+    if (domain === undefined) continue;
+    if (countIn(term.base, term.delta, domain) > 0) {
+      if (explain) {
+        const other = podInDomain(
+          explain.ctx,
+          term.info.matchSet.pods(),
+          (placed) => term.info.matchSet.matches(placed.pod.namespace, placed.pod.labels),
+          term.info.key,
+          domain,
+        );
+        explain.out.push(`anti-affinity with pod ${other ?? 'elsewhere'} in ${describeDomain(term.info.key, domain)}`);
+      }
+      return Stage.PodAntiAffinity;
+    }
+  }
+  for (const term of attempt.affinity) {
+    const domain = labelValue(labels, term.info.key);
+    if (domain === undefined) {
+      explain?.out.push(`pod affinity needs a node with label ${term.info.key}`);
+      return Stage.PodAffinity;
+    }
+    if (countIn(term.base, term.delta, domain) <= 0 && !attempt.firstPodAllowed) {
+      explain?.out.push(`pod affinity: no matching pod in ${describeDomain(term.info.key, domain)}`);
+      return Stage.PodAffinity;
+    }
+  }
+  for (const spread of attempt.spread) {
+    const domain = labelValue(labels, spread.info.key);
+    if (domain === undefined) {
+      explain?.out.push(`topology spread needs a node with label ${spread.info.key}`);
+      return Stage.TopologySpread;
+    }
+    const count = countIn(spread.base.domainMatches, spread.delta, domain);
+    const skew = count + (spread.info.selfMatch ? 1 : 0) - spreadMin(spread, domain, count);
+    if (skew > spread.info.maxSkew) {
+      explain?.out.push(
+        `topology spread on ${spread.info.key} would reach skew ${skew} > maxSkew ${spread.info.maxSkew} in ${describeDomain(spread.info.key, domain)}`,
+      );
+      return Stage.TopologySpread;
+    }
+  }
+  return Stage.Ok;
+}

@@ -1,0 +1,94 @@
+// The overlay one simulation keeps on top of the precomputed cluster: excluded nodes, pods moved
+// away from nodes that stay, capacity and ports used by pods placed so far, and the new nodes opened.
+// The precomputed state is never written to, so simulations are independent.
+import type { Labels, Pod } from '../model/types.ts';
+import type { ExistingNode } from './existingNodes.ts';
+import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
+import { labelValue } from './labelSelector.ts';
+import type { NewNode } from './newNode.ts';
+import type { PodIndex } from './podIndex.ts';
+import type { PreparedPod } from './podConstraints.ts';
+import { CPU, MEMORY, PODS } from './resources.ts';
+import type { CallView, PlacedPod, RemovedPod } from './topology.ts';
+
+/** Change of one existing node's free capacity in this simulation (positive: freed). */
+export interface NodeDelta {
+  cpu: number;
+  memory: number;
+  pods: number;
+  readonly other: Map<string, number>;
+  /** Pods moved away whose host ports are free again. */
+  readonly freedPorts: Set<string>;
+  readonly addedPorts: PortUse[];
+}
+
+export class CallState implements CallView {
+  readonly excluded: Uint8Array;
+  readonly excludedAlive: number[] = [];
+  readonly removed: RemovedPod[] = [];
+  readonly removedUids = new Set<string>();
+  readonly placed: PlacedPod[] = [];
+  readonly deltas = new Map<number, NodeDelta>();
+  readonly newNodes: NewNode[] = [];
+
+  constructor(
+    private readonly nodes: readonly ExistingNode[],
+    nodeIndexByName: ReadonlyMap<string, number>,
+    index: PodIndex,
+    excludedNodes: ReadonlySet<string>,
+    pods: readonly Pod[],
+  ) {
+    this.excluded = new Uint8Array(nodes.length);
+    for (const name of excludedNodes) {
+      const i = nodeIndexByName.get(name);
+      if (i === undefined || this.excluded[i]) continue;
+      this.excluded[i] = 1;
+      if (nodes[i]!.alive) this.excludedAlive.push(i);
+    }
+    this.excludedAlive.sort((a, b) => a - b);
+    for (const pod of pods) {
+      if (pod.nodeName === undefined) continue;
+      const i = nodeIndexByName.get(pod.nodeName);
+      if (i === undefined || this.excluded[i] || this.removedUids.has(pod.uid)) continue;
+      // The pod leaves a node that stays: its capacity, ports and topology counts go with it.
+      if (pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
+      this.removedUids.add(pod.uid);
+      this.removed.push({ pod, nodeIndex: i, topologyIndex: index.indexOfUid(pod.uid) });
+      const delta = this.delta(i);
+      delta.cpu += pod.requests[CPU] ?? 0;
+      delta.memory += pod.requests[MEMORY] ?? 0;
+      delta.pods += 1;
+      for (const [key, value] of Object.entries(pod.requests)) {
+        if (key !== CPU && key !== MEMORY && key !== PODS) delta.other.set(key, (delta.other.get(key) ?? 0) + value);
+      }
+      if (normalizeHostPorts(pod.hostPorts).length > 0) delta.freedPorts.add(pod.uid);
+    }
+  }
+
+  nodeLabel(nodeIndex: number, key: string): string | undefined {
+    return labelValue(this.nodes[nodeIndex]!.labels, key);
+  }
+
+  delta(nodeIndex: number): NodeDelta {
+    let delta = this.deltas.get(nodeIndex);
+    if (!delta) {
+      delta = { cpu: 0, memory: 0, pods: 0, other: new Map(), freedPorts: new Set(), addedPorts: [] };
+      this.deltas.set(nodeIndex, delta);
+    }
+    return delta;
+  }
+
+  placeOnExisting(p: PreparedPod, nodeIndex: number, labels: Labels): void {
+    const delta = this.delta(nodeIndex);
+    delta.cpu -= p.cpu;
+    delta.memory -= p.memory;
+    delta.pods -= 1;
+    for (const [key, value] of p.other) delta.other.set(key, (delta.other.get(key) ?? 0) - value);
+    delta.addedPorts.push(...p.ports);
+    this.placed.push({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex, nodeLabels: labels, newNode: undefined });
+  }
+
+  placeOnNew(p: PreparedPod, node: NewNode): void {
+    this.placed.push({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex: undefined, nodeLabels: undefined, newNode: node });
+  }
+}

@@ -1,0 +1,167 @@
+// Everything the simulation needs to know about one pod to place, derived once and cached per Pod
+// object: the disruption layer simulates the same pods many times per pass.
+import type { Pod, Requirement } from '../model/types.ts';
+import { LabelKeys } from '../model/types.ts';
+import type { ExistingNode } from './existingNodes.ts';
+import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
+import type { TypeCatalog } from './instanceTypes.ts';
+import { matchesSelector, withMatchLabelKeys } from './labelSelector.ts';
+import {
+  alternativeSets,
+  isUnconstrained,
+  labelsMatchAlternatives,
+  nodeConstraintAlternatives,
+  setCompatible,
+} from './nodeAffinity.ts';
+import type { PoolInfo } from './nodePools.ts';
+import type { Namespaces, PodIndex } from './podIndex.ts';
+import { allowsValue, ANY, type RequirementSet } from './requirements.ts';
+import { CPU, MEMORY, PODS } from './resources.ts';
+import { firstUntoleratedTaint } from './taints.ts';
+import { buildSpreadBase, type AntiGroup, type SpreadBase, type SpreadInfo, type TermInfo } from './topology.ts';
+
+export interface PreparedPod {
+  readonly pod: Pod;
+  readonly cpu: number;
+  readonly memory: number;
+  /** Positive requests other than cpu and memory. */
+  readonly other: readonly (readonly [string, number])[];
+  /** Node constraint alternatives (nodeSelector AND one affinity term); see nodeAffinity.ts. */
+  readonly alternatives: readonly Requirement[][];
+  readonly alternativeSets: readonly RequirementSet[];
+  readonly unconstrained: boolean;
+  readonly volumeZones: ReadonlySet<string> | undefined;
+  readonly ports: readonly PortUse[];
+  readonly affinity: readonly TermInfo[];
+  readonly antiAffinity: readonly TermInfo[];
+  /** The pod matches all of its own affinity terms (may start a self-affine group in an empty domain). */
+  readonly selfAffine: boolean;
+  readonly spread: readonly SpreadInfo[];
+  /** Anti-affinity groups of existing pods that repel this pod. */
+  readonly repelledBy: readonly AntiGroup[];
+  /** Index in the topology pod index when the pod is counted in the cluster as it is. */
+  readonly topologyIndex: number | undefined;
+  /**
+   * Per existing node, the verdict of the checks that never change between simulations (taints,
+   * node affinity, volume zone): 0 not computed yet, otherwise 1 + Stage (1 = Ok).
+   */
+  readonly staticVerdicts: Int8Array;
+}
+
+export interface PrepareContext {
+  readonly nodes: readonly ExistingNode[];
+  readonly index: PodIndex;
+  readonly namespaces: Namespaces;
+  readonly catalog: TypeCatalog;
+  readonly pools: readonly PoolInfo[];
+  readonly antiGroups: readonly AntiGroup[];
+  readonly spreadBases: Map<string, SpreadBase>;
+}
+
+export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
+  const other: [string, number][] = [];
+  for (const [key, value] of Object.entries(pod.requests)) {
+    if (key !== CPU && key !== MEMORY && key !== PODS && value > 0) other.push([key, value]);
+  }
+  const alternatives = nodeConstraintAlternatives(pod);
+  const sets = alternativeSets(alternatives);
+  const terms = (list: Pod['podAffinity']): TermInfo[] =>
+    list.map((term) => ({
+      term,
+      key: term.topologyKey,
+      matchSet: ctx.index.matchSet(term.labelSelector, ctx.namespaces.ofTerm(term, pod.namespace)),
+    }));
+  const affinity = terms(pod.podAffinity);
+  const antiAffinity = terms(pod.podAntiAffinity);
+  const spread = pod.topologySpread
+    .filter((c) => c.whenUnsatisfiable === 'DoNotSchedule')
+    .map((constraint) => prepareSpread(pod, constraint, alternatives, sets, ctx));
+  return {
+    pod,
+    cpu: pod.requests[CPU] ?? 0,
+    memory: pod.requests[MEMORY] ?? 0,
+    other,
+    alternatives,
+    alternativeSets: sets,
+    unconstrained: isUnconstrained(alternatives),
+    volumeZones: pod.volumeZones ? new Set(pod.volumeZones) : undefined,
+    ports: normalizeHostPorts(pod.hostPorts),
+    affinity,
+    antiAffinity,
+    selfAffine: affinity.every((t) => t.matchSet.matches(pod.namespace, pod.labels)),
+    spread,
+    repelledBy: ctx.antiGroups.filter((group) => group.matchSet.matches(pod.namespace, pod.labels)),
+    topologyIndex: ctx.index.indexOfUid(pod.uid),
+    staticVerdicts: new Int8Array(ctx.nodes.length),
+  };
+}
+
+function prepareSpread(
+  pod: Pod,
+  constraint: Pod['topologySpread'][number],
+  alternatives: readonly Requirement[][],
+  sets: readonly RequirementSet[],
+  ctx: PrepareContext,
+): SpreadInfo {
+  const selector = withMatchLabelKeys(constraint.labelSelector, constraint.matchLabelKeys, pod.labels);
+  const matchSet = ctx.index.matchSet(selector, ctx.namespaces.listed([pod.namespace]));
+  const honorAffinity = (constraint.nodeAffinityPolicy ?? 'Honor') === 'Honor';
+  const honorTaints = (constraint.nodeTaintsPolicy ?? 'Ignore') === 'Honor';
+  const key = constraint.topologyKey;
+  const signature = [
+    key,
+    matchSet.signature,
+    honorAffinity ? JSON.stringify(alternatives) : '*',
+    honorTaints ? JSON.stringify(pod.tolerations) : '*',
+  ].join('|');
+  const isEligible = (node: ExistingNode): boolean =>
+    (!honorAffinity || labelsMatchAlternatives(node.labels, alternatives)) &&
+    (!honorTaints || firstUntoleratedTaint(pod.tolerations, node.spreadTaints) === undefined);
+  const poolDomainCache = new Map<string, readonly string[]>();
+  return {
+    constraint,
+    key,
+    maxSkew: constraint.maxSkew,
+    minDomains: constraint.minDomains ?? 1,
+    matchSet,
+    selfMatch: matchesSelector(selector, pod.labels),
+    honorAffinity,
+    honorTaints,
+    base: () => {
+      let base = ctx.spreadBases.get(signature);
+      if (!base) {
+        base = buildSpreadBase(ctx.nodes, matchSet, key, isEligible);
+        ctx.spreadBases.set(signature, base);
+      }
+      return base;
+    },
+    poolDomains: (poolName) => {
+      let domains = poolDomainCache.get(poolName);
+      if (!domains) {
+        domains = poolDomainsFor(pod, key, honorAffinity, honorTaints, sets, ctx, poolName);
+        poolDomainCache.set(poolName, domains);
+      }
+      return domains;
+    },
+  };
+}
+
+/** Domains a new node of the pool could add for this constraint, as the policies count them. */
+function poolDomainsFor(
+  pod: Pod,
+  key: string,
+  honorAffinity: boolean,
+  honorTaints: boolean,
+  sets: readonly RequirementSet[],
+  ctx: PrepareContext,
+  poolName: string,
+): readonly string[] {
+  const pool = ctx.pools.find((p) => p.name === poolName);
+  if (!pool || key === LabelKeys.hostname) return [];
+  if (honorTaints && firstUntoleratedTaint(pod.tolerations, pool.taints) !== undefined) return [];
+  const values = pool.domainValues(key) ?? [];
+  if (!honorAffinity) return values;
+  const keyAt = (k: string) => ctx.catalog.openKey(pool.requirements, k);
+  const compatible = sets.filter((set) => setCompatible(set, keyAt));
+  return values.filter((value) => compatible.some((set) => allowsValue(set.get(key) ?? ANY, value)));
+}

@@ -1,0 +1,210 @@
+// An index of the pods that count for pod affinity, anti-affinity and topology spread, built once per
+// simulator: by node, by namespace and by label, so a selector is evaluated against a few candidate
+// pods instead of all of them. `MatchSet`s (selector x namespaces) are cached: replicas of one
+// workload share them, and so do the thousands of simulations of one disruption pass.
+import type { LabelSelector, Labels, Namespace, Pod, PodAffinityTerm } from '../model/types.ts';
+import { labelValue, matchesSelector, selectorSignature, selectsEverything } from './labelSelector.ts';
+
+/** Which namespaces an affinity term (or spread constraint) looks at. */
+export interface NamespaceScope {
+  readonly signature: string;
+  has(namespace: string): boolean;
+  /** The explicit list when the scope is a finite, known list (lets the index start from it). */
+  readonly listed?: readonly string[];
+}
+
+export class Namespaces {
+  private readonly labelsByName = new Map<string, Labels>();
+  private readonly scopes = new Map<string, NamespaceScope>();
+
+  constructor(namespaces: readonly Namespace[]) {
+    for (const namespace of namespaces) this.labelsByName.set(namespace.name, namespace.labels);
+  }
+
+  /** Every namespace carries `kubernetes.io/metadata.name` (set by the API server), listed or not. */
+  labelsOf(name: string): Labels {
+    return { ...(this.labelsByName.get(name) ?? {}), 'kubernetes.io/metadata.name': name };
+  }
+
+  listed(names: readonly string[]): NamespaceScope {
+    const sorted = [...new Set(names)].sort();
+    const signature = `ns:${sorted.join(',')}`;
+    return this.cached(signature, () => {
+      const set = new Set(sorted);
+      return { signature, listed: sorted, has: (namespace) => set.has(namespace) };
+    });
+  }
+
+  /**
+   * Kubernetes' rule for a pod affinity term: `namespaces` united with the namespaces its
+   * `namespaceSelector` selects (`{}` selects all); neither given means the owning pod's namespace.
+   */
+  ofTerm(term: PodAffinityTerm, ownNamespace: string): NamespaceScope {
+    if (term.namespaceSelector === undefined) {
+      return this.listed(term.namespaces.length > 0 ? term.namespaces : [ownNamespace]);
+    }
+    if (selectsEverything(term.namespaceSelector)) return this.cached('ns:*', () => ({ signature: 'ns:*', has: () => true }));
+    const selector = term.namespaceSelector;
+    const names = new Set(term.namespaces);
+    const signature = `ns:${[...names].sort().join(',')}+${selectorSignature(selector)}`;
+    return this.cached(signature, () => {
+      const verdicts = new Map<string, boolean>();
+      return {
+        signature,
+        has: (namespace) => {
+          if (names.has(namespace)) return true;
+          let verdict = verdicts.get(namespace);
+          if (verdict === undefined) {
+            verdict = matchesSelector(selector, this.labelsOf(namespace));
+            verdicts.set(namespace, verdict);
+          }
+          return verdict;
+        },
+      };
+    });
+  }
+
+  private cached(signature: string, make: () => NamespaceScope): NamespaceScope {
+    let scope = this.scopes.get(signature);
+    if (!scope) {
+      scope = make();
+      this.scopes.set(signature, scope);
+    }
+    return scope;
+  }
+}
+
+/** A pod that counts for topology: bound to a node that is not going away, neither finished nor terminating. */
+export interface IndexedPod {
+  readonly pod: Pod;
+  readonly nodeIndex: number;
+}
+
+/** The pods a (selector, namespaces) pair matches, counted per node. */
+export class MatchSet {
+  private counts?: Map<number, number>;
+  private matched?: number[];
+  private readonly domainCache = new Map<string, { byDomain: Map<string, number>; total: number }>();
+
+  constructor(
+    private readonly index: PodIndex,
+    readonly selector: LabelSelector | undefined,
+    readonly namespaces: NamespaceScope,
+    readonly signature: string,
+  ) {}
+
+  matches(namespace: string, labels: Labels): boolean {
+    return this.namespaces.has(namespace) && matchesSelector(this.selector, labels);
+  }
+
+  /** Indexes (into the pod index) of matching pods. */
+  pods(): readonly number[] {
+    if (!this.matched) this.matched = this.index.select(this);
+    return this.matched;
+  }
+
+  /** Matching pods per node index. */
+  nodeCounts(): ReadonlyMap<number, number> {
+    if (!this.counts) {
+      const counts = new Map<number, number>();
+      for (const i of this.pods()) {
+        const nodeIndex = this.index.pods[i]!.nodeIndex;
+        counts.set(nodeIndex, (counts.get(nodeIndex) ?? 0) + 1);
+      }
+      this.counts = counts;
+    }
+    return this.counts;
+  }
+
+  /** Matching pods per value of `key` on their nodes (nodes lacking the key are left out), and the total. */
+  domainCounts(key: string): { readonly byDomain: ReadonlyMap<string, number>; readonly total: number } {
+    let cached = this.domainCache.get(key);
+    if (!cached) {
+      const byDomain = new Map<string, number>();
+      let total = 0;
+      for (const [nodeIndex, count] of this.nodeCounts()) {
+        const domain = this.index.nodeLabel(nodeIndex, key);
+        if (domain === undefined) continue;
+        byDomain.set(domain, (byDomain.get(domain) ?? 0) + count);
+        total += count;
+      }
+      cached = { byDomain, total };
+      this.domainCache.set(key, cached);
+    }
+    return cached;
+  }
+}
+
+export class PodIndex {
+  readonly pods: IndexedPod[] = [];
+  private readonly byUid = new Map<string, number>();
+  private readonly byNamespace = new Map<string, number[]>();
+  private readonly byLabel = new Map<string, Map<string, number[]>>();
+  private readonly matchSets = new Map<string, MatchSet>();
+
+  constructor(
+    pods: readonly IndexedPod[],
+    private readonly nodeLabels: readonly Labels[],
+  ) {
+    for (const entry of pods) {
+      const i = this.pods.length;
+      this.pods.push(entry);
+      this.byUid.set(entry.pod.uid, i);
+      push(this.byNamespace, entry.pod.namespace, i);
+      for (const [key, value] of Object.entries(entry.pod.labels)) {
+        let values = this.byLabel.get(key);
+        if (!values) this.byLabel.set(key, (values = new Map()));
+        push(values, value, i);
+      }
+    }
+  }
+
+  indexOfUid(uid: string): number | undefined {
+    return this.byUid.get(uid);
+  }
+
+  nodeLabel(nodeIndex: number, key: string): string | undefined {
+    return labelValue(this.nodeLabels[nodeIndex]!, key);
+  }
+
+  matchSet(selector: LabelSelector | undefined, namespaces: NamespaceScope): MatchSet {
+    const signature = `${selectorSignature(selector)}@${namespaces.signature}`;
+    let set = this.matchSets.get(signature);
+    if (!set) {
+      set = new MatchSet(this, selector, namespaces, signature);
+      this.matchSets.set(signature, set);
+    }
+    return set;
+  }
+
+  /** Evaluates the selector on the smallest candidate list the index offers. */
+  select(set: MatchSet): number[] {
+    if (set.selector === undefined) return [];
+    let candidates: readonly number[] | undefined;
+    const consider = (list: readonly number[]): void => {
+      if (candidates === undefined || list.length < candidates.length) candidates = list;
+    };
+    for (const [key, value] of Object.entries(set.selector.matchLabels ?? {})) {
+      consider(this.byLabel.get(key)?.get(value) ?? []);
+    }
+    for (const expression of set.selector.matchExpressions ?? []) {
+      const values = this.byLabel.get(expression.key);
+      if (expression.operator === 'In') consider((expression.values ?? []).flatMap((v) => values?.get(v) ?? []));
+      else if (expression.operator === 'Exists') consider(values ? [...values.values()].flat() : []);
+    }
+    if (set.namespaces.listed) consider(set.namespaces.listed.flatMap((ns) => this.byNamespace.get(ns) ?? []));
+    const pool = candidates ?? this.pods.map((_, i) => i);
+    return pool
+      .filter((i) => {
+        const pod = this.pods[i]!.pod;
+        return set.matches(pod.namespace, pod.labels);
+      })
+      .sort((a, b) => a - b);
+  }
+}
+
+function push<K>(map: Map<K, number[]>, key: K, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}

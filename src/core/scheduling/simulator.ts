@@ -1,0 +1,385 @@
+// The scheduling simulation: can these pods run on the existing nodes (minus the excluded ones) plus
+// at most K new nodes from the NodePools? Karpenter-like and deterministic:
+// - pods are placed largest first (cpu, then memory; ties by namespace/name);
+// - each pod goes to the existing node it fits most tightly (least free cpu left, ties by name), else
+//   to an already planned new node, else to a new node of the first NodePool (by weight, then name)
+//   that can take it;
+// - pods placed earlier count for the affinity, anti-affinity, spread and host ports of later pods.
+//
+// `createSimulator` precomputes everything that does not depend on the request (see the modules it
+// imports); `simulate` only adds a small overlay (callState.ts), so it costs about
+// (pods to place) x (candidate nodes examined), and the best-fit scan usually stops early because the
+// receiving nodes are kept sorted by free cpu.
+import type { Pod } from '../model/types.ts';
+import { buildAttempt, checkTopologyOnExisting, type ExplainContext, type TopologyAttempt } from './attempt.ts';
+import { CallState, type NodeDelta } from './callState.ts';
+import { prepareDaemonSets } from './daemonSetOverhead.ts';
+import { buildCpuOrder, buildExistingNodes, firstWithCpu, isTerminal, type ExistingNode } from './existingNodes.ts';
+import { firstPortConflict, formatPort } from './hostPorts.ts';
+import { TypeCatalog } from './instanceTypes.ts';
+import { labelsMatchAlternatives } from './nodeAffinity.ts';
+import { buildPools, type PoolInfo } from './nodePools.ts';
+import { NewNode, type NodeOption } from './newNode.ts';
+import { Namespaces, PodIndex, type IndexedPod } from './podIndex.ts';
+import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
+import { Stage } from './reasons.ts';
+import { labelValue } from './labelSelector.ts';
+import { LabelKeys } from '../model/types.ts';
+import { formatRequests, maxResources } from './resources.ts';
+import { firstUntoleratedTaint, formatTaint } from './taints.ts';
+import { buildAntiGroups, type SpreadBase } from './topology.ts';
+import type {
+  NewNodePlan,
+  Placement,
+  SimulationRequest,
+  SimulationResult,
+  Simulator,
+  SimulatorInput,
+  UnschedulablePod,
+} from './types.ts';
+
+export function createSimulator(input: SimulatorInput): Simulator {
+  const { cluster } = input;
+  const nodes = buildExistingNodes(cluster);
+  const nodeIndexByName = new Map(nodes.map((n) => [n.name, n.index] as const));
+  const counted: IndexedPod[] = [];
+  for (const pod of cluster.pods) {
+    if (pod.nodeName === undefined || isTerminal(pod) || pod.terminating) continue;
+    const nodeIndex = nodeIndexByName.get(pod.nodeName);
+    // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
+    if (nodeIndex === undefined || !nodes[nodeIndex]!.alive) continue;
+    counted.push({ pod, nodeIndex });
+  }
+  const nodeLabels = nodes.map((n) => n.labels);
+  const index = new PodIndex(counted, nodeLabels);
+  const namespaces = new Namespaces(cluster.namespaces);
+  const catalog = new TypeCatalog(input.catalog);
+  const pools = buildPools(input.nodePools, catalog, prepareDaemonSets(cluster.daemonSets), nodes);
+  const { groups } = buildAntiGroups(index, namespaces);
+  const cpuOrder = buildCpuOrder(nodes);
+  const prepareContext: PrepareContext = {
+    nodes,
+    index,
+    namespaces,
+    catalog,
+    pools,
+    antiGroups: groups,
+    spreadBases: new Map<string, SpreadBase>(),
+  };
+  const preparedPods = new WeakMap<Pod, PreparedPod>();
+  const prepare = (pod: Pod): PreparedPod => {
+    let prepared = preparedPods.get(pod);
+    if (!prepared) {
+      prepared = preparePod(pod, prepareContext);
+      preparedPods.set(pod, prepared);
+    }
+    return prepared;
+  };
+  const shared: Shared = { nodes, nodeIndexByName, nodeLabels, index, catalog, pools, cpuOrder, prepare };
+  return { simulate: (request) => simulate(shared, request) };
+}
+
+interface Shared {
+  readonly nodes: readonly ExistingNode[];
+  readonly nodeIndexByName: ReadonlyMap<string, number>;
+  readonly nodeLabels: readonly Record<string, string>[];
+  readonly index: PodIndex;
+  readonly catalog: TypeCatalog;
+  readonly pools: readonly PoolInfo[];
+  readonly cpuOrder: ReturnType<typeof buildCpuOrder>;
+  readonly prepare: (pod: Pod) => PreparedPod;
+}
+
+/** Largest first: cpu, then memory, descending; ties by namespace, name, uid. */
+function comparePods(a: PreparedPod, b: PreparedPod): number {
+  return (
+    b.cpu - a.cpu ||
+    b.memory - a.memory ||
+    compare(a.pod.namespace, b.pod.namespace) ||
+    compare(a.pod.name, b.pod.name) ||
+    compare(a.pod.uid, b.pod.uid)
+  );
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+function simulate(shared: Shared, request: SimulationRequest): SimulationResult {
+  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.index, request.excludedNodes, request.pods);
+  const allowed = request.newNodePools ? new Set(request.newNodePools) : undefined;
+  const pools = allowed ? shared.pools.filter((p) => allowed.has(p.name)) : shared.pools;
+  const maxNewNodes = Math.max(0, Math.floor(request.maxNewNodes));
+  const domainPools = maxNewNodes > 0 ? pools.map((p) => p.name) : [];
+  const explainContext: ExplainContext = {
+    view: state,
+    index: shared.index,
+    nodeLabels: shared.nodeLabels,
+    excluded: state.excluded,
+    removedUids: state.removedUids,
+  };
+
+  const placements: Placement[] = [];
+  const unschedulable: UnschedulablePod[] = [];
+  const ordered = request.pods.map(shared.prepare).sort(comparePods);
+  for (const p of ordered) {
+    const attempt = buildAttempt(p, { view: state, newNodes: state.newNodes, domainPools });
+
+    const existing = bestExistingNode(shared, state, p, attempt);
+    if (existing.nodeIndex !== undefined) {
+      const node = shared.nodes[existing.nodeIndex]!;
+      state.placeOnExisting(p, node.index, node.labels);
+      placements.push({ pod: p.pod, nodeName: node.name });
+      continue;
+    }
+
+    // Closest miss so far, to explain a failure: existing nodes first, then planned new nodes.
+    let closest: { stage: Stage; reason: () => string } = {
+      stage: existing.stage,
+      reason: () => explainExisting(shared, state, p, attempt, existing, explainContext),
+    };
+    let placedOnNew = false;
+    for (const node of state.newNodes) {
+      const evaluation = node.evaluate(p, attempt, state);
+      if (evaluation.ok) {
+        node.commit(p, evaluation.draft);
+        state.placeOnNew(p, node);
+        placements.push({ pod: p.pod, nodeName: node.hostname });
+        placedOnNew = true;
+        break;
+      }
+      if (evaluation.stage > closest.stage) closest = { stage: evaluation.stage, reason: () => evaluation.reason };
+    }
+    if (placedOnNew) continue;
+
+    let newNodeReason: string | undefined;
+    if (maxNewNodes > 0) {
+      if (state.newNodes.length >= maxNewNodes) {
+        newNodeReason = `no further new node may be planned (at most ${maxNewNodes})`;
+      } else {
+        const opened = openNewNode(shared, state, pools, p, attempt);
+        if (opened.node) {
+          state.newNodes.push(opened.node);
+          state.placeOnNew(p, opened.node);
+          placements.push({ pod: p.pod, nodeName: opened.node.hostname });
+          continue;
+        }
+        newNodeReason = opened.reason;
+      }
+    }
+    const reason = [closest.reason(), newNodeReason].filter((r) => r !== undefined).join('; ');
+    unschedulable.push({ pod: p.pod, reason });
+  }
+
+  const newNodes: NewNodePlan[] = state.newNodes.map((node) => {
+    const planned = node.planned();
+    return {
+      nodePool: node.pool.name,
+      pods: node.pods.map((p) => p.pod),
+      options: planned.options.map((o) => ({
+        instanceType: o.poolType.info.type,
+        offerings: o.offerings,
+        cheapestPricePerHour: o.offerings[0]!.pricePerHour,
+      })),
+      requirements: planned.requirements,
+    };
+  });
+  return { allScheduled: unschedulable.length === 0, placements, newNodes, unschedulable };
+}
+
+interface ExistingSearch {
+  readonly nodeIndex: number | undefined;
+  /** When nothing fits: the furthest stage any node reached, and that node (-1: none could receive). */
+  readonly stage: Stage;
+  readonly closestNode: number;
+}
+
+/**
+ * Best fit over existing nodes: the feasible node with the least free cpu left, ties by name. Nodes
+ * this simulation has not touched are scanned in (free cpu, name) order from the first with enough
+ * cpu, so the first feasible one is the best of them; touched nodes are checked one by one.
+ */
+function bestExistingNode(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
+  const { nodes, cpuOrder } = shared;
+  let stage: Stage = Stage.Ok;
+  let closestNode = -1;
+  const note = (verdict: Stage, nodeIndex: number): void => {
+    if (verdict > stage) {
+      stage = verdict;
+      closestNode = nodeIndex;
+    }
+  };
+  let best = -1;
+  const count = cpuOrder.nodeIndexes.length;
+  const start = firstWithCpu(cpuOrder, p.cpu);
+  for (let k = start; k < count; k++) {
+    const i = cpuOrder.nodeIndexes[k]!;
+    if (state.excluded[i] || state.deltas.has(i)) continue;
+    const verdict = checkExisting(nodes[i]!, undefined, p, attempt);
+    if (verdict === Stage.Ok) {
+      best = i;
+      break;
+    }
+    note(verdict, i);
+  }
+  let bestFree = best >= 0 ? nodes[best]!.freeCpu - p.cpu : Number.POSITIVE_INFINITY;
+  for (const [i, delta] of state.deltas) {
+    const node = nodes[i]!;
+    if (state.excluded[i] || !node.receives) continue;
+    const verdict = checkExisting(node, delta, p, attempt);
+    if (verdict !== Stage.Ok) {
+      note(verdict, i);
+      continue;
+    }
+    const free = node.freeCpu + delta.cpu - p.cpu;
+    if (free < bestFree || (free === bestFree && compare(node.name, nodes[best]!.name) < 0)) {
+      best = i;
+      bestFree = free;
+    }
+  }
+  if (best >= 0) return { nodeIndex: best, stage: Stage.Ok, closestNode: -1 };
+  if (stage === Stage.Ok) {
+    // Nothing examined past the cpu cut: every receiving node left lacks room (or there is none).
+    for (let k = 0; k < start; k++) {
+      const i = cpuOrder.nodeIndexes[k]!;
+      if (!state.excluded[i] && !state.deltas.has(i)) return { nodeIndex: undefined, stage: Stage.Resources, closestNode: i };
+    }
+  }
+  return { nodeIndex: undefined, stage, closestNode };
+}
+
+/** The checks of one existing node, cheapest first. */
+function checkExisting(node: ExistingNode, delta: NodeDelta | undefined, p: PreparedPod, attempt: TopologyAttempt | undefined): Stage {
+  if (delta === undefined) {
+    if (node.freeCpu < p.cpu || node.freeMemory < p.memory || node.freePods < 1) return Stage.Resources;
+    for (const [key, value] of p.other) if ((node.freeOther[key] ?? 0) < value) return Stage.Resources;
+  } else {
+    if (node.freeCpu + delta.cpu < p.cpu || node.freeMemory + delta.memory < p.memory || node.freePods + delta.pods < 1) {
+      return Stage.Resources;
+    }
+    for (const [key, value] of p.other) if ((node.freeOther[key] ?? 0) + (delta.other.get(key) ?? 0) < value) return Stage.Resources;
+  }
+  let verdict = p.staticVerdicts[node.index]!;
+  if (verdict === 0) {
+    verdict = 1 + staticCheck(node, p);
+    p.staticVerdicts[node.index] = verdict;
+  }
+  if (verdict !== 1) return (verdict - 1) as Stage;
+  if (p.ports.length > 0 && portConflict(node, delta, p)) return Stage.HostPort;
+  return attempt ? checkTopologyOnExisting(attempt, p, node.labels) : Stage.Ok;
+}
+
+/** Checks that depend only on the pod and the node, never on the simulation. */
+function staticCheck(node: ExistingNode, p: PreparedPod): Stage {
+  if (node.blockingTaints.length > 0 && firstUntoleratedTaint(p.pod.tolerations, node.blockingTaints)) return Stage.Taint;
+  if (!p.unconstrained && !labelsMatchAlternatives(node.labels, p.alternatives)) return Stage.NodeAffinity;
+  if (p.volumeZones) {
+    const zone = labelValue(node.labels, LabelKeys.zone);
+    if (zone === undefined || !p.volumeZones.has(zone)) return Stage.VolumeZone;
+  }
+  return Stage.Ok;
+}
+
+function portConflict(node: ExistingNode, delta: NodeDelta | undefined, p: PreparedPod): ReturnType<typeof firstPortConflict> {
+  const inUse = delta ? node.ports.filter((port) => !delta.freedPorts.has(port.podUid)) : node.ports;
+  return firstPortConflict(p.ports, inUse) ?? (delta ? firstPortConflict(p.ports, delta.addedPorts) : undefined);
+}
+
+/** A sentence for the existing node that came closest. */
+function explainExisting(
+  shared: Shared,
+  state: CallState,
+  p: PreparedPod,
+  attempt: TopologyAttempt | undefined,
+  search: ExistingSearch,
+  explainContext: ExplainContext,
+): string {
+  if (search.closestNode < 0) return 'no existing node can receive pods';
+  const node = shared.nodes[search.closestNode]!;
+  switch (search.stage) {
+    case Stage.Resources:
+      return `no node has room for ${formatRequests(p.pod.requests)}`;
+    case Stage.Taint: {
+      const taint = firstUntoleratedTaint(p.pod.tolerations, node.blockingTaints)!;
+      return `no node with room tolerates its taints (node ${node.name} has ${formatTaint(taint)})`;
+    }
+    case Stage.NodeAffinity:
+      return 'no node with room matches its node selector / affinity';
+    case Stage.VolumeZone:
+      return `no node with room is in its volume zone(s) ${[...(p.volumeZones ?? [])].join(', ')}`;
+    case Stage.HostPort: {
+      const port = portConflict(node, state.deltas.get(node.index), p);
+      return `host port ${port ? formatPort(port) : ''} is taken on node ${node.name}`;
+    }
+    default: {
+      const out: string[] = [];
+      if (attempt) checkTopologyOnExisting(attempt, p, node.labels, { ctx: explainContext, out });
+      return out[0] ?? `node ${node.name} does not satisfy its topology constraints`;
+    }
+  }
+}
+
+/** What the pool's limits leave for one more node; undefined when the pool has no limits. */
+function remainingLimits(pool: PoolInfo, state: CallState): Record<string, number> | undefined {
+  const limits = pool.pool.limits;
+  const keys = Object.keys(limits);
+  if (keys.length === 0) return undefined;
+  const used: Record<string, number> = { ...pool.existingCapacity };
+  for (const { nodeIndex, capacity } of pool.nodeCapacities) {
+    if (!state.excluded[nodeIndex]) continue;
+    for (const [key, value] of Object.entries(capacity)) used[key] = (used[key] ?? 0) - value;
+  }
+  for (const node of state.newNodes) {
+    if (node.pool !== pool) continue;
+    // Which type a planned node becomes is open: reserve the largest, as Karpenter does.
+    const largest = maxResources(node.options.map((o) => o.poolType.info.type.capacity));
+    for (const [key, value] of Object.entries(largest)) used[key] = (used[key] ?? 0) + value;
+  }
+  const remaining: Record<string, number> = {};
+  for (const key of keys) remaining[key] = (limits[key] ?? 0) - (used[key] ?? 0);
+  return remaining;
+}
+
+function withinLimits(capacity: Readonly<Record<string, number>>, remaining: Readonly<Record<string, number>>): boolean {
+  for (const [key, value] of Object.entries(remaining)) if ((capacity[key] ?? 0) > value) return false;
+  return true;
+}
+
+/** Opens a new node for `p` from the first pool that can take it, or says why none can. */
+function openNewNode(
+  shared: Shared,
+  state: CallState,
+  pools: readonly PoolInfo[],
+  p: PreparedPod,
+  attempt: TopologyAttempt | undefined,
+): { node?: NewNode; reason: string } {
+  if (pools.length === 0) return { reason: 'no NodePool may launch new nodes' };
+  const failures: { stage: Stage; reason: string }[] = [];
+  for (const pool of pools) {
+    const remaining = remainingLimits(pool, state);
+    const options: NodeOption[] = [];
+    const overLimit: NodeOption[] = [];
+    for (const poolType of pool.types) {
+      const option = { poolType, offerings: poolType.offerings };
+      if (!remaining || withinLimits(poolType.info.type.capacity, remaining)) options.push(option);
+      else overLimit.push(option);
+    }
+    const node = new NewNode(state.newNodes.length, pool, shared.catalog, options);
+    const evaluation = node.evaluate(p, attempt, state);
+    if (evaluation.ok) {
+      node.commit(p, evaluation.draft);
+      return { node, reason: '' };
+    }
+    if (evaluation.stage <= Stage.Resources && overLimit.length > 0) {
+      // Would a type the limits rule out have fitted? Then the limits are the reason.
+      const unlimited = new NewNode(state.newNodes.length, pool, shared.catalog, [...options, ...overLimit]);
+      if (unlimited.evaluate(p, attempt, state).ok) {
+        failures.push({ stage: Stage.Limits, reason: `NodePool ${pool.name} would exceed its limits` });
+        continue;
+      }
+    }
+    failures.push(evaluation);
+  }
+  if (pools.length > 0 && failures.every((f) => f.stage === Stage.Taint)) {
+    return { reason: 'no NodePool can launch a node it tolerates' };
+  }
+  return { reason: [...new Set(failures.map((f) => f.reason))].join('; ') };
+}

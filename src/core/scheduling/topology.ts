@@ -1,0 +1,222 @@
+// Topology domain counting for pod affinity, anti-affinity and topology spread.
+//
+// The base counts come from the cluster as it is (cached per selector, see podIndex.ts) and never
+// change. A simulation adjusts them with a small delta per constraint: minus the pods on excluded
+// nodes and the pods being moved, plus the pods it has placed so far. New nodes whose domain for a key
+// is not decided yet (a zone still open) count, like Karpenter does, in every possible domain when
+// they repel pods (anti-affinity) and in none when they attract or spread them.
+import type { Labels, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../model/types.ts';
+import type { ExistingNode } from './existingNodes.ts';
+import { labelValue } from './labelSelector.ts';
+import type { MatchSet, Namespaces, PodIndex } from './podIndex.ts';
+
+/** A pod placed earlier in the same simulation. */
+export interface PlacedPod {
+  readonly pod: Pod;
+  /** The placed pod's own anti-affinity terms (they repel later pods too). */
+  readonly antiTerms: readonly TermInfo[];
+  /** Existing node index, or undefined when on a new node. */
+  readonly nodeIndex: number | undefined;
+  /** That existing node's labels. */
+  readonly nodeLabels: Labels | undefined;
+  readonly newNode: NewNodeDomains | undefined;
+}
+
+/** What topology needs to know of a new node. */
+export interface NewNodeDomains {
+  readonly hostname: string;
+  /** Values the node may still take for `key`; undefined when open-ended or unknown. */
+  domainValues(key: string): readonly string[] | undefined;
+}
+
+/** A pod being moved away from a node that stays: it no longer counts where it is. */
+export interface RemovedPod {
+  readonly pod: Pod;
+  readonly nodeIndex: number;
+  /** Its index in the topology pod index, when it counted there. */
+  readonly topologyIndex: number | undefined;
+}
+
+/** What a delta is computed against (the per-call overlay). */
+export interface CallView {
+  readonly excludedAlive: readonly number[];
+  readonly removed: readonly RemovedPod[];
+  readonly placed: readonly PlacedPod[];
+  nodeLabel(nodeIndex: number, key: string): string | undefined;
+}
+
+export interface TermInfo {
+  readonly term: PodAffinityTerm;
+  readonly key: string;
+  readonly matchSet: MatchSet;
+}
+
+/** Existing pods' anti-affinity terms, grouped by (term, namespaces): the pods they repel and where they are. */
+export interface AntiGroup {
+  readonly matchSet: MatchSet;
+  readonly key: string;
+  readonly holders: ReadonlySet<number>;
+  readonly holderNodeCounts: ReadonlyMap<number, number>;
+  /** Holders per domain of `key`. */
+  readonly domainCounts: ReadonlyMap<string, number>;
+}
+
+export interface SpreadInfo {
+  readonly constraint: TopologySpreadConstraint;
+  readonly key: string;
+  readonly maxSkew: number;
+  readonly minDomains: number;
+  readonly matchSet: MatchSet;
+  /** The incoming pod matches its own selector, so placing it adds one. */
+  readonly selfMatch: boolean;
+  readonly honorAffinity: boolean;
+  readonly honorTaints: boolean;
+  base(): SpreadBase;
+  /** Domains a new node of the pool would add (cached per pool). */
+  poolDomains(poolName: string): readonly string[];
+}
+
+/** Eligible existing nodes of a spread constraint and the counts over them (cluster as it is). */
+export interface SpreadBase {
+  readonly eligible: Uint8Array;
+  readonly domainNodes: ReadonlyMap<string, number>;
+  readonly domainMatches: ReadonlyMap<string, number>;
+}
+
+export interface DomainDelta {
+  readonly byDomain: Map<string, number>;
+  /** Matching pods on new nodes whose domain is undecided (they exist, somewhere). */
+  undetermined: number;
+}
+
+interface DeltaSource {
+  countOn(nodeIndex: number): number;
+  includesRemoved(removed: RemovedPod): boolean;
+  includesPlaced(placed: PlacedPod): boolean;
+}
+
+const bump = (map: Map<string, number>, key: string, by: number): void => {
+  map.set(key, (map.get(key) ?? 0) + by);
+};
+
+/**
+ * The change against the base counts for `key`. `block` mode spreads an undecided new node over all
+ * its possible domains (anti-affinity); `count` mode counts it only once decided.
+ */
+export function domainDelta(
+  view: CallView,
+  key: string,
+  source: DeltaSource,
+  mode: 'count' | 'block',
+  eligible?: Uint8Array,
+): DomainDelta {
+  const delta: DomainDelta = { byDomain: new Map(), undetermined: 0 };
+  for (const nodeIndex of view.excludedAlive) {
+    if (eligible && !eligible[nodeIndex]) continue;
+    const count = source.countOn(nodeIndex);
+    if (count === 0) continue;
+    const domain = view.nodeLabel(nodeIndex, key);
+    if (domain !== undefined) bump(delta.byDomain, domain, -count);
+  }
+  for (const removed of view.removed) {
+    if (eligible && !eligible[removed.nodeIndex]) continue;
+    if (!source.includesRemoved(removed)) continue;
+    const domain = view.nodeLabel(removed.nodeIndex, key);
+    if (domain !== undefined) bump(delta.byDomain, domain, -1);
+  }
+  for (const placed of view.placed) {
+    if (placed.nodeIndex !== undefined && eligible && !eligible[placed.nodeIndex]) continue;
+    if (!source.includesPlaced(placed)) continue;
+    if (placed.nodeIndex !== undefined) {
+      const domain = view.nodeLabel(placed.nodeIndex, key);
+      if (domain !== undefined) bump(delta.byDomain, domain, 1);
+      continue;
+    }
+    const values = placed.newNode!.domainValues(key);
+    if (values && values.length === 1) bump(delta.byDomain, values[0]!, 1);
+    else if (mode === 'block' && values) for (const value of values) bump(delta.byDomain, value, 1);
+    else delta.undetermined += 1;
+  }
+  return delta;
+}
+
+/** Delta source for pods a match set selects. */
+export function matchSetSource(matchSet: MatchSet): DeltaSource {
+  const counts = matchSet.nodeCounts();
+  return {
+    countOn: (nodeIndex) => counts.get(nodeIndex) ?? 0,
+    includesRemoved: (removed) => removed.topologyIndex !== undefined && matchSet.matches(removed.pod.namespace, removed.pod.labels),
+    includesPlaced: (placed) => matchSet.matches(placed.pod.namespace, placed.pod.labels),
+  };
+}
+
+/** Delta source for the holders of an anti-affinity group (placed holders are checked directly). */
+export function antiGroupSource(group: AntiGroup): DeltaSource {
+  return {
+    countOn: (nodeIndex) => group.holderNodeCounts.get(nodeIndex) ?? 0,
+    includesRemoved: (removed) => removed.topologyIndex !== undefined && group.holders.has(removed.topologyIndex),
+    includesPlaced: () => false,
+  };
+}
+
+export const countIn = (base: ReadonlyMap<string, number>, delta: DomainDelta, domain: string): number =>
+  (base.get(domain) ?? 0) + (delta.byDomain.get(domain) ?? 0);
+
+/** Groups the anti-affinity terms of every counted pod, once per simulator. */
+export function buildAntiGroups(
+  index: PodIndex,
+  namespaces: Namespaces,
+): { groups: AntiGroup[]; groupsOfPod: Map<number, AntiGroup[]> } {
+  interface Mutable {
+    matchSet: MatchSet;
+    key: string;
+    holders: Set<number>;
+    holderNodeCounts: Map<number, number>;
+    domainCounts: Map<string, number>;
+  }
+  const bySignature = new Map<string, Mutable>();
+  const groupsOfPod = new Map<number, AntiGroup[]>();
+  index.pods.forEach(({ pod, nodeIndex }, podIndex) => {
+    for (const term of pod.podAntiAffinity) {
+      const matchSet = index.matchSet(term.labelSelector, namespaces.ofTerm(term, pod.namespace));
+      const signature = `${term.topologyKey}#${matchSet.signature}`;
+      let group = bySignature.get(signature);
+      if (!group) {
+        group = { matchSet, key: term.topologyKey, holders: new Set(), holderNodeCounts: new Map(), domainCounts: new Map() };
+        bySignature.set(signature, group);
+      }
+      group.holders.add(podIndex);
+      group.holderNodeCounts.set(nodeIndex, (group.holderNodeCounts.get(nodeIndex) ?? 0) + 1);
+      const domain = index.nodeLabel(nodeIndex, term.topologyKey);
+      if (domain !== undefined) bump(group.domainCounts, domain, 1);
+      const list = groupsOfPod.get(podIndex);
+      if (list) list.push(group);
+      else groupsOfPod.set(podIndex, [group]);
+    }
+  });
+  return { groups: [...bySignature.values()], groupsOfPod };
+}
+
+/** Eligible nodes and counts of one spread constraint over the cluster as it is. */
+export function buildSpreadBase(
+  nodes: readonly ExistingNode[],
+  matchSet: MatchSet,
+  key: string,
+  isEligible: (node: ExistingNode) => boolean,
+): SpreadBase {
+  const eligible = new Uint8Array(nodes.length);
+  const domainNodes = new Map<string, number>();
+  for (const node of nodes) {
+    if (!node.alive) continue;
+    const domain = labelValue(node.labels, key);
+    if (domain === undefined || !isEligible(node)) continue;
+    eligible[node.index] = 1;
+    bump(domainNodes, domain, 1);
+  }
+  const domainMatches = new Map<string, number>();
+  for (const [nodeIndex, count] of matchSet.nodeCounts()) {
+    if (!eligible[nodeIndex]) continue;
+    bump(domainMatches, labelValue(nodes[nodeIndex]!.labels, key)!, count);
+  }
+  return { eligible, domainNodes, domainMatches };
+}
