@@ -37,7 +37,8 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-const rand = mulberry32(20261121);
+const SEED = 20261121;
+let rand = mulberry32(SEED);
 const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));
 const hex = (n: number): string => Array.from({ length: n }, () => '0123456789abcdef'[int(0, 15)]).join('');
 /** The alphabet Kubernetes uses for generated name suffixes. */
@@ -48,7 +49,7 @@ const iso = (ms: number): string => new Date(Math.round(ms / 1000) * 1000).toISO
 // ---------------------------------------------------------------------------------------------------
 // Catalog
 
-interface CatalogType {
+export interface CatalogType {
   name: string;
   capacity: Record<string, string>;
   allocatable: Record<string, string>;
@@ -131,12 +132,14 @@ const WORKLOADS: Record<string, WorkloadSpec> = Object.fromEntries(
     W({ name: 'checkout', cpu: 500, mem: 1024, pdb: 'maxUnavailable1' }),
     W({ name: 'cart', cpu: 300, mem: 512 }),
     W({ name: 'pricing', cpu: 800, mem: 1536 }),
-    W({ name: 'pdf-render', cpu: 900, mem: 512 }),
-    // Memory-heavy services: one of these on a node is what keeps the node from being emptied.
+    // Big pods ("anchors"): no other node has room for one of them, so a node hosting them can only be
+    // replaced by a node that holds them all, and each well used node's anchors need its full size.
+    W({ name: 'pdf-render', cpu: 2000, mem: 1024 }),
     W({ name: 'inventory', cpu: 1000, mem: 5120, pdb: 'maxUnavailable1' }),
+    W({ name: 'ledger', cpu: 1200, mem: 5120, pdb: 'maxUnavailable1' }),
     W({ name: 'session-store', cpu: 500, mem: 5632 }),
     W({ name: 'search', cpu: 1200, mem: 6144, antiAffinityOnHost: true, pdb: 'maxUnavailable1' }),
-    W({ name: 'analytics-cache', namespace: 'data', cpu: 400, mem: 29184 }),
+    W({ name: 'analytics-cache', namespace: 'data', cpu: 400, mem: 29696 }),
     W({ name: 'db', namespace: 'data', kind: 'StatefulSet', cpu: 1500, mem: 22528, pvc: true, pdb: 'maxUnavailable1', image: 'public.ecr.aws/docker/library/postgres:17.6' }),
     // The merge group: three single-replica caches of 4.5Gi each.
     W({ name: 'recommender', namespace: 'ml', cpu: 400, mem: 4608 }),
@@ -225,18 +228,18 @@ const NODES: NodeSpec[] = [
   { id: 'S1', type: 'm6i.xlarge', zone: 'a', capacityType: 'spot', pool: 'default', case: 'spot-busy', pods: ['image-resizer', ...rep('web', 4)] },
   { id: 'S2', type: 'c6i.2xlarge', zone: 'b', capacityType: 'spot', pool: 'default', case: 'spot-busy', pods: ['image-resizer', ...rep('web', 8)] },
   // Well used on-demand nodes (60-85% cpu requested, little free memory).
-  { id: 'W1', type: 'm5.2xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['api', 'product-catalog', 'orders', 'orders', 'inventory', 'session-store', 'search', 'cart', 'pricing'] },
-  { id: 'W2', type: 'm6i.xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['api', 'checkout', 'inventory', 'cart', 'session-store'] },
+  { id: 'W1', type: 'm5.2xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['search', 'inventory', 'ledger', 'session-store', 'api', 'product-catalog', 'cart', 'pricing'] },
+  { id: 'W2', type: 'm6i.xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['inventory', 'ledger', 'api', 'cart'] },
   { id: 'W3', type: 'r6i.xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['db', 'orders', 'product-catalog'] },
-  { id: 'W4', type: 'c6i.2xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['search', 'orders', 'orders', 'checkout', 'cart', 'pdf-render', 'pdf-render'] },
-  { id: 'W5', type: 'm5.2xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['api', 'product-catalog', 'orders', 'orders', 'inventory', 'session-store', 'search', 'cart', 'pricing'] },
-  { id: 'W6', type: 'm6i.xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['api', 'checkout', 'inventory', 'cart', 'session-store'] },
+  { id: 'W4', type: 'c6i.2xlarge', zone: 'a', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['pdf-render', 'pdf-render', 'session-store', 'orders', 'orders', 'checkout'] },
+  { id: 'W5', type: 'm5.2xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['search', 'inventory', 'ledger', 'session-store', 'api', 'product-catalog', 'cart', 'pricing'] },
+  { id: 'W6', type: 'm6i.xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['inventory', 'ledger', 'api', 'cart'] },
   { id: 'W7', type: 'r6i.xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['db', 'orders', 'product-catalog'] },
-  { id: 'W8', type: 'c6i.xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['inventory', 'pdf-render', 'pdf-render'] },
-  { id: 'W9', type: 'm6i.2xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['api', 'product-catalog', 'orders', 'orders', 'inventory', 'session-store', 'search', 'cart', 'pricing'] },
-  { id: 'W10', type: 'm5.xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['api', 'checkout', 'inventory', 'cart', 'session-store'] },
+  { id: 'W8', type: 'c6i.xlarge', zone: 'b', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['pdf-render', 'inventory'] },
+  { id: 'W9', type: 'm6i.2xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['search', 'inventory', 'ledger', 'session-store', 'api', 'product-catalog', 'cart', 'pricing'] },
+  { id: 'W10', type: 'm5.xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['inventory', 'ledger', 'api', 'cart'] },
   { id: 'W11', type: 'r6i.xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['db', 'orders', 'product-catalog'] },
-  { id: 'W12', type: 'c6i.2xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['search', 'orders', 'orders', 'checkout', 'cart', 'pdf-render', 'pdf-render'] },
+  { id: 'W12', type: 'c6i.2xlarge', zone: 'c', capacityType: 'on-demand', pool: 'default', case: 'busy', pods: ['pdf-render', 'pdf-render', 'session-store', 'orders', 'orders', 'checkout'] },
   // Batch pool.
   { id: 'X1', type: 'm5.4xlarge', zone: 'a', capacityType: 'on-demand', pool: 'batch', case: 'replace', pods: rep('etl-loader', 3) },
   { id: 'T1', type: 'm5.large', zone: 'b', capacityType: 'on-demand', pool: 'batch', case: 'threshold', pods: rep('report-builder', 2) },
@@ -290,10 +293,11 @@ spec:
     budgets:
       # At most a fifth of the pool's nodes in disruption at any time.
       - nodes: "20%"
-      # No voluntary disruption during weekday business hours (UTC).
+      # A change freeze: no voluntary disruption on New Year's Day (UTC). (The demo plans the same on any
+      # other day: its cluster's times are replayed relative to the clock.)
       - nodes: "0"
-        schedule: "0 9 * * 1-5"
-        duration: 8h
+        schedule: "0 0 1 1 *"
+        duration: 24h
   limits:
     cpu: "400"
     memory: 1600Gi
@@ -669,7 +673,6 @@ function build(catalog: Map<string, CatalogType>) {
     }
     if (w.kind === 'Deployment' || w.kind === 'StatefulSet') {
       const template = { metadata: { labels: { app: w.name } }, spec: podTemplateSpec(w) };
-      if (w.kind === 'StatefulSet') (template.spec as Obj)['volumes'] = undefined;
       controllers.push({
         apiVersion: 'apps/v1',
         kind: w.kind,
@@ -825,6 +828,23 @@ function tryDelete(node: BuiltNode, all: readonly BuiltNode[], gone: ReadonlySet
   return { ok: true };
 }
 
+/**
+ * Pods that fit on no other node even alone ("anchors"). Any replacement must put all of them on the one
+ * new node, so when they alone need the node's own size, no replacement (existing room + one new node)
+ * can be cheaper.
+ */
+function anchorsOf(node: BuiltNode, all: readonly BuiltNode[]): BuiltPod[] {
+  return node.pods.filter((p) => {
+    if (p.isDaemon) return false;
+    return !all.some((n) => {
+      if (n === node || !podAllowedOn(p, n)) return false;
+      const a = allocOf(n.type);
+      const u = usedOf(n);
+      return a.cpu - u.cpu >= p.cpu && a.mem - u.mem >= p.mem && a.pods - u.pods >= 1;
+    });
+  });
+}
+
 interface Option {
   type: string;
   price: number;
@@ -870,7 +890,9 @@ interface Check {
   blockingPod?: BuiltPod;
   bestFreeMem?: number;
   cheapest?: Option;
-  note: string;
+  anchors: BuiltPod[];
+  /** Cheapest new node, cheaper than this one, that holds the anchors (the least a replacement must hold). */
+  cheapestForAnchors?: Option;
 }
 
 function selfCheck(nodes: BuiltNode[], catalog: Map<string, CatalogType>) {
@@ -890,7 +912,9 @@ function selfCheck(nodes: BuiltNode[], catalog: Map<string, CatalogType>) {
     const delAfterEmpties = tryDelete(node, nodes, empties);
     const options = node.spec.pool ? replacementOptions(node.pods, node.spec.pool, catalog) : [];
     const cheaper = options.filter((o) => o.price < node.price - 1e-9);
-    const check: Check = { node, used, alloc, deletable: del.ok, cheapest: cheaper[0], note: '' };
+    const anchors = anchorsOf(node, nodes);
+    const forAnchors = node.spec.pool ? replacementOptions(anchors, node.spec.pool, catalog).filter((o) => o.price < node.price - 1e-9) : [];
+    const check: Check = { node, used, alloc, deletable: del.ok, cheapest: cheaper[0], anchors, cheapestForAnchors: forAnchors[0] };
     if (!del.ok) {
       check.blockingPod = del.pod;
       check.bestFreeMem = del.bestFreeMem;
@@ -918,7 +942,10 @@ function selfCheck(nodes: BuiltNode[], catalog: Map<string, CatalogType>) {
       default:
         break;
     }
-    if ((c === 'merge' || c === 'memory-bound' || c === 'busy') && cheaper.length) fail(`a cheaper single replacement exists: ${cheaper[0]!.type} ${cheaper[0]!.capacityType} ${money(cheaper[0]!.price)}`);
+    if ((c === 'merge' || c === 'memory-bound' || c === 'busy') && forAnchors.length) {
+      fail(`its anchors (${anchors.map((p) => p.workload.name).join(', ') || 'none'}) fit a cheaper node: ${forAnchors[0]!.type} ${forAnchors[0]!.capacityType} ${money(forAnchors[0]!.price)}`);
+    }
+    if ((c === 'replace' || c === 'threshold' || c === 'merge') && anchors.length !== movable) fail('some of its pods could move to existing nodes');
     if (c === 'spot-busy' && cheaper.some((o) => o.capacityType === 'on-demand')) fail('a cheaper on-demand replacement exists');
     if (c === 'replace' && !(cheaper[0] && cheaper[0].price < node.price / 4)) fail('no much cheaper replacement');
     if (c === 'threshold') {
@@ -948,7 +975,7 @@ function selfCheck(nodes: BuiltNode[], catalog: Map<string, CatalogType>) {
 // ---------------------------------------------------------------------------------------------------
 // README
 
-function readme(nodes: BuiltNode[], r: ReturnType<typeof selfCheck>, podCount: number): string {
+function readme(nodes: BuiltNode[], r: ReturnType<typeof selfCheck>, podCount: number, catalog: Map<string, CatalogType>): string {
   const ids = (c: Case) => nodes.filter((n) => n.spec.case === c);
   const nm = (id: string) => nodes.find((n) => n.spec.id === id)!;
   const short = (n: BuiltNode) => n.name.replace('.ec2.internal', '');
@@ -960,7 +987,7 @@ function readme(nodes: BuiltNode[], r: ReturnType<typeof selfCheck>, podCount: n
     merge: '(d) merge group: cannot go alone, the three fit one cheaper node',
     replace: '(c) oversized: replace with a much cheaper node',
     threshold: 'savings below the batch pool\'s threshold',
-    'memory-bound': 'full by memory (10% cpu): nothing to do',
+    'memory-bound': 'full by memory, idle by cpu: nothing cheaper holds it',
     busy: 'well used: not worth touching',
     'spot-busy': 'spot, well used: no delete; spot-to-spot replacement is gated',
     pdb: '(e) PDB `payments` allows 0 disruptions',
@@ -995,7 +1022,29 @@ function readme(nodes: BuiltNode[], r: ReturnType<typeof selfCheck>, podCount: n
   const mergedNeedCpu = g.reduce((s, n) => s + n.pods.filter((p) => !p.isDaemon).reduce((a, p) => a + p.cpu, 0), 0) + DS_CPU;
   const mergedNeedMem = g.reduce((s, n) => s + n.pods.filter((p) => !p.isDaemon).reduce((a, p) => a + p.mem, 0), 0) + DS_MEM;
   const mergedType = r.merged[0]!;
-  const mergedAlloc = allocOf([...(globalCatalog?.values() ?? [])].find((t) => t.name === mergedType.type)!);
+  const mergedAlloc = allocOf(catalog.get(mergedType.type)!);
+  const busyFree = nodes
+    .filter((n) => n.spec.pool === 'default' && n.spec.case === 'busy')
+    .map((n) => ({ cpu: allocOf(n.type).cpu - usedOf(n).cpu, mem: allocOf(n.type).mem - usedOf(n).mem }));
+  const range = (xs: number[], unit: string) => `${Math.min(...xs)}-${Math.max(...xs)}${unit}`;
+  // One line per distinct node shape among the nodes that are not worth touching.
+  const seen = new Set<string>();
+  const anchorLines: string[] = [];
+  for (const n of nodes) {
+    if (!['busy', 'memory-bound'].includes(n.spec.case) || !n.spec.pool) continue;
+    const shape = `${n.spec.pool}|${n.type.capacity['cpu']}|${n.type.capacity['memory']}|${n.spec.pods.join(',')}`;
+    const same = nodes.filter((o) => o.spec.pool === n.spec.pool && `${o.spec.pool}|${o.type.capacity['cpu']}|${o.type.capacity['memory']}|${o.spec.pods.join(',')}` === shape);
+    if (seen.has(shape)) continue;
+    seen.add(shape);
+    const c = check(n);
+    const names = [...new Set(c.anchors.map((p) => p.workload.name))];
+    const needCpu = c.anchors.reduce((a, p) => a + p.cpu, 0) + DS_CPU;
+    const needMem = c.anchors.reduce((a, p) => a + p.mem, 0) + DS_MEM;
+    const best = replacementOptions(c.anchors, n.spec.pool, catalog)[0]!;
+    anchorLines.push(
+      `- ${same.map((o) => o.spec.id).join(', ')} (${[...new Set(same.map((o) => o.spec.type))].join('/')}, ${money(n.price)}/h): anchors ${names.join(', ')}; with the daemonsets they need ${needCpu}m / ${needMem}Mi, and the cheapest type that holds that is ${best.type} at ${money(best.price)}/h.`,
+    );
+  }
 
   return `# The embedded demo
 
@@ -1056,7 +1105,7 @@ ${rows.join('\n')}
 ${e.map((n) => money(n.price)).join(' + ')} per hour (${e[1]?.spec.id ?? ''} is spot, at the catalog's estimated price).
 
 **(b) Lightly loaded: ${l.map((n) => n.spec.id).join(', ')}.** Each runs ${lPods.length} pods of ${lPods[0]!.cpu}m / ${lPods[0]!.mem}Mi
-(${lPods.reduce((s, p) => s + p.cpu, 0)}m / ${lPods.reduce((s, p) => s + p.mem, 0)}Mi in all). The well used nodes keep 300-1,500m and 0.2-4.5Gi free each,
+(${lPods.reduce((s, p) => s + p.cpu, 0)}m / ${lPods.reduce((s, p) => s + p.mem, 0)}Mi in all). The well used nodes of the pool keep ${range(busyFree.map((f) => f.cpu), 'm')} and ${range(busyFree.map((f) => f.mem), 'Mi')} free each,
 so the pods fit elsewhere and the node (${money(l[0]!.price)}/h) can be deleted. The default pool's budget is ${Math.ceil(defaultCount * 0.2)} nodes at a time:
 after E1, E2 and the three merge-group nodes only one more fits, so one of ${l.map((n) => n.spec.id).join('/')} is deleted in this pass and the
 other is reported as held back by the budget (it goes in the next pass).
@@ -1064,10 +1113,11 @@ other is reported as held back by the budget (it goes in the next pass).
 **(c) Oversized: X1** (${x1.spec.type}, ${money(x1.price)}/h, batch pool) runs three \`etl-loader\` pods of 500m / 1280Mi tied to us-east-1a.
 X1 is the only batch node in that zone, so they cannot move to an existing node. Together with the daemonsets they need
 ${x1c.used.cpu}m / ${x1c.used.mem}Mi: ${x1c.cheapest!.type} (${x1c.cheapest!.capacityType}, ${money(x1c.cheapest!.price)}/h) fits them (c6i.large's 3114Mi does not), so the
-replacement saves ${money(x1.price - x1c.cheapest!.price)}/h. Its disruption cost is about (1 + 3) x 0.93 = 3.7, so the batch threshold asks
-for 3.7 cents/h: easily met.
+replacement saves ${money(x1.price - x1c.cheapest!.price)}/h. Its disruption cost (seed 003: node base cost 1 plus 1 per evicted pod, times the share
+of \`expireAfter\` still ahead, about 0.93 for a two-day-old node) is (1 + 3) x 0.93 = 3.7, so the batch threshold asks for
+3.7 cents/h: easily met.
 
-**(d) Merge group: ${g.map((n) => n.spec.id).join(', ')}** (${g.map((n) => n.spec.type).join(', ')}, ${money(g[0]!.price)}/h each, one per zone). Each runs a single
+**(d) Merge group: ${g.map((n) => n.spec.id).join(', ')}** (${g[0]!.spec.type}, ${money(g[0]!.price)}/h each, one per zone). Each runs a single
 ${gp.cpu}m / ${gp.mem}Mi cache (${pct(usedOf(g[0]!).cpu, allocOf(g[0]!.type).cpu)} cpu, ${pct(usedOf(g[0]!).mem, allocOf(g[0]!.type).mem)} memory requested). No other on-demand node of the
 pool has ${gp.mem}Mi free: the most is ${defaultOdFree[0]!.free}Mi on ${defaultOdFree[0]!.n.spec.id} (the other group members have
 ${allocOf(g[0]!.type).mem - usedOf(g[0]!).mem}Mi; E1/E2, being c6i.large, have at most ${allocOf(e[0]!.type).mem - usedOf(e[0]!).mem}Mi), and the cache is pinned to
@@ -1081,11 +1131,15 @@ batch node there, has ${allocOf(nm('Q1').type).mem - usedOf(nm('Q1')).mem}Mi fre
 ${(t1Savings * 100).toFixed(1)} cents/h. Its disruption cost is about (1 + 2) x 0.93 = 2.8, so the pool's threshold of 1 cent per unit asks for
 2.8 cents/h: blocked. The penny-shaving swap seed 003 was written to stop.
 
-**Not worth it: M1 and the W nodes.** M1 (${m1.spec.type}) looks idle by cpu (${pct(usedOf(m1).cpu, allocOf(m1.type).cpu)}) but its two \`analytics-cache\` pods
-hold ${usedOf(m1).mem - DS_MEM}Mi; only an r6i.2xlarge or bigger holds that, so there is nothing cheaper. The W nodes run 60-85% cpu and each
-hosts a pod of 5Gi or more (inventory, session-store, search, db) that no other node has room for; their nearest cheaper
-types lack cpu (the smaller size) or memory (c6i). Adding M1 to the merge group would need ${withM1Text(r)}, so a multi-node search stops at the
-three caches.
+**Not worth it: M1, the W nodes, Q1, Q2.** A replacement may use the free room of existing nodes plus one new node, so
+what matters is the pods that fit on no other node even alone (call them anchors: pods of 5Gi or more, since no
+on-demand node of the pool has 4.5Gi free, and \`pdf-render\` at 2000m, since none has 2 cpus and 1Gi free; on Q1 and
+Q2, every pod, since their pods are tied to a zone where no other batch node has room). Every
+replacement must carry a node's anchors, and on these nodes the anchors alone need the node's own price or more:
+
+${anchorLines.join('\n')}
+
+M1 looks idle by cpu (${pct(usedOf(m1).cpu, allocOf(m1.type).cpu)}) but its two \`analytics-cache\` pods hold ${usedOf(m1).mem - DS_MEM}Mi. Adding M1 to the merge group would need ${withM1Text(r)}, so a multi-node search stops at the three caches.
 
 **Spot: S1, S2.** Their \`image-resizer\` pod (1000m / 5Gi, spot only) fits on no other spot node, and replacing spot with
 cheaper spot needs the \`SpotToSpotConsolidation\` feature gate (off by default).
@@ -1099,7 +1153,7 @@ the simulation but are never disrupted.
 ## The plan a consolidator should produce
 
 Within the budgets above: emptiness deletes E1 and E2; a multi-node replace merges G1, G2, G3 into one
-${mergedType.type}; a single-node replace swaps X1 for a ${x1c.cheapest!.type}; a single-node delete removes one of L1/L2. Everything
+${mergedType.type}; a single-node replace swaps X1 for one ${x1c.cheapest!.type}; a single-node delete removes one of L1/L2. Everything
 else stays, each with its reason: budget (the other L node), threshold (T1), PDB, do-not-disrupt (pod and node), bare pod,
 NotReady, unmanaged, no cheaper option (M1, W*, Q*), spot-to-spot gate (S1, S2). An engine that folds deletable nodes into its
 multi-node search may take L1/L2 together with the group instead; the savings are the same.
@@ -1114,16 +1168,24 @@ function withM1Text(r: ReturnType<typeof selfCheck>): string {
   return o ? `an ${o.type} at ${money(o.price)}/h, more than the four nodes cost` : 'more memory than any allowed type has';
 }
 
-let globalCatalog: Map<string, CatalogType> | undefined;
+export interface DemoFiles {
+  readonly clusterJson: string;
+  readonly nodePoolsYaml: string;
+  readonly readme: string;
+  readonly nodeCount: number;
+  readonly podCount: number;
+  /** One line per node: the self-check's arithmetic. */
+  readonly report: string;
+  /** Empty when every node shows the case it is meant to show. */
+  readonly problems: readonly string[];
+}
 
-function main(argv: readonly string[]): void {
-  const catalogPath = resolve(repoRoot, argv[0] ?? 'src/adapters/catalog/bundled/catalog.json');
-  const catalogJson = JSON.parse(readFileSync(catalogPath, 'utf8')) as { instanceTypes: CatalogType[] };
-  const catalog = new Map(catalogJson.instanceTypes.map((t) => [t.name, t]));
-  globalCatalog = catalog;
+/** Builds the demo files from a decoded catalog (CONTRACT section 3). Pure: same catalog, same output. */
+export function buildDemo(catalogDoc: { instanceTypes: CatalogType[] }): DemoFiles {
+  rand = mulberry32(SEED);
+  const catalog = new Map(catalogDoc.instanceTypes.map((t) => [t.name, t]));
   const { nodes, pods, list } = build(catalog);
   const result = selfCheck(nodes, catalog);
-
   const table = result.checks.map((c) => {
     const n = c.node;
     return [
@@ -1136,26 +1198,41 @@ function main(argv: readonly string[]): void {
       `${((100 * c.used.cpu) / c.alloc.cpu).toFixed(0)}%`.padEnd(5),
       `${c.used.mem}/${c.alloc.mem}Mi`.padEnd(16),
       `free ${c.alloc.mem - c.used.mem}Mi`.padEnd(14),
-      c.deletable ? 'deletable' : `stuck:${c.blockingPod?.workload.name}`.padEnd(22),
-      c.cheapest ? `cheaper:${c.cheapest.type}/${c.cheapest.capacityType}/${money(c.cheapest.price)}` : '',
-    ].join(' ');
+      c.deletable ? 'deletable'.padEnd(22) : `stuck:${c.blockingPod?.workload.name}`.padEnd(22),
+      `anchors:${c.anchors.length}`.padEnd(10),
+      `free ${c.alloc.cpu - c.used.cpu}m`.padEnd(11),
+      c.cheapestForAnchors ? `cheaper:${c.cheapestForAnchors.type}/${c.cheapestForAnchors.capacityType}/${money(c.cheapestForAnchors.price)}` : '',
+    ].join(' ').trimEnd();
   });
-  process.stdout.write(`${table.join('\n')}\n`);
-  process.stdout.write(`merge group ${money(result.groupPrice)} -> ${result.merged[0]?.type} ${money(result.merged[0]?.price ?? 0)}\n`);
-  if (result.problems.length) {
-    process.stderr.write(`demo self-check failed:\n  ${result.problems.join('\n  ')}\n`);
+  table.push(`merge group ${money(result.groupPrice)} -> ${result.merged[0]?.type} ${money(result.merged[0]?.price ?? 0)}`);
+  return {
+    clusterJson: `${JSON.stringify(list, null, 1)}\n`,
+    nodePoolsYaml: NODEPOOLS_YAML,
+    readme: result.problems.length ? '' : readme(nodes, result, pods.length, catalog),
+    nodeCount: nodes.length,
+    podCount: pods.length,
+    report: `${table.join('\n')}\n`,
+    problems: result.problems,
+  };
+}
+
+function main(argv: readonly string[]): void {
+  const catalogPath = resolve(repoRoot, argv[0] ?? 'src/adapters/catalog/bundled/catalog.json');
+  const demo = buildDemo(JSON.parse(readFileSync(catalogPath, 'utf8')) as { instanceTypes: CatalogType[] });
+  process.stdout.write(demo.report);
+  if (demo.problems.length) {
+    process.stderr.write(`demo self-check failed:\n  ${demo.problems.join('\n  ')}\n`);
     process.exitCode = 1;
     return;
   }
-
   const outDir = resolve(repoRoot, 'demo');
   mkdirSync(outDir, { recursive: true });
-  const json = `${JSON.stringify(list, null, 1)}\n`;
-  writeFileSync(resolve(outDir, 'cluster.json'), json);
-  writeFileSync(resolve(outDir, 'nodepools.yaml'), NODEPOOLS_YAML);
-  const podCount = pods.length;
-  writeFileSync(resolve(outDir, 'README.md'), readme(nodes, result, podCount));
-  process.stdout.write(`wrote demo/cluster.json (${nodes.length} nodes, ${podCount} pods, ${Buffer.byteLength(json)} bytes), demo/nodepools.yaml, demo/README.md\n`);
+  writeFileSync(resolve(outDir, 'cluster.json'), demo.clusterJson);
+  writeFileSync(resolve(outDir, 'nodepools.yaml'), demo.nodePoolsYaml);
+  writeFileSync(resolve(outDir, 'README.md'), demo.readme);
+  process.stdout.write(
+    `wrote demo/cluster.json (${demo.nodeCount} nodes, ${demo.podCount} pods, ${Buffer.byteLength(demo.clusterJson)} bytes), demo/nodepools.yaml, demo/README.md\n`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));

@@ -1,11 +1,13 @@
 // `eks-consolidator plan ...` (CONTRACT section 1). Exit codes: 0 plan produced, 2 bad input, 1 internal.
 import { parseArgs } from 'node:util';
-import { planPass } from '../app/planPass.ts';
-import { bundledCatalogPath, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
+import { runPass } from '../app/runPass.ts';
+import { FileStateStore } from '../adapters/state/fileStateStore.ts';
+import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
 import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
 import { InputError } from '../core/errors.ts';
 import { parseFeatureGates } from '../core/featureGates.ts';
 import { defaultNodePool } from '../core/input/nodePools.ts';
+import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import { renderTable } from './table.ts';
 
 const USAGE = `usage: eks-consolidator plan [--cluster FILE] [--catalog FILE] [--config FILE] [--state FILE]
@@ -78,14 +80,27 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const catalogPath = (values.catalog as string | undefined) ?? bundledCatalogPath;
   const configPath = (values.config as string | undefined) ?? (useDemo ? demoNodePoolsPath : undefined);
 
-  const [cluster, catalog, nodePools] = await Promise.all([
+  // Read every input before touching the state file, so bad input writes nothing (CONTRACT section 1).
+  const [recorded, catalog, nodePools] = await Promise.all([
     readClusterFile(clusterPath),
     readCatalogFile(catalogPath),
     configPath === undefined ? Promise.resolve([defaultNodePool()]) : readNodePoolsFile(configPath),
   ]);
   const notes: string[] = [];
-  if (useDemo) notes.push('embedded demo: bundled sample cluster, bundled catalog (spot prices are estimates), demo NodePools');
-  const plan = planPass({ cluster, catalog, nodePools }, { nowMs, gates, dryRun: true, notes });
+  // The demo is a recording: replay it as if recorded just now, so it plans the same on any day.
+  const cluster = useDemo ? shiftClusterTimes(recorded, nowMs - DEMO_RECORDED_AT) : recorded;
+  if (useDemo) notes.push('embedded demo: bundled sample cluster (times replayed relative to now), bundled catalog (spot prices are estimates), demo NodePools');
+  const statePath = values.state as string | undefined;
+  const { plan } = await runPass(
+    {
+      readCluster: async () => cluster,
+      loadCatalog: async () => ({ catalog, warnings: [] }),
+      loadNodePools: async () => nodePools,
+      state: statePath === undefined ? undefined : new FileStateStore(statePath),
+    },
+    // A plan is a dry run: it only ever writes the state file, and only when asked to.
+    { nowMs, gates, dryRun: true, persistState: statePath !== undefined, scope: 'all', owner: `cli-${process.pid}`, leaseTtlMs: 10 * 60_000, notes },
+  );
   io.stdout(format === 'table' ? renderTable(plan) : `${JSON.stringify(plan, null, 2)}\n`);
   return 0;
 }

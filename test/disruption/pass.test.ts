@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { durationOrNull } from '../../src/app/planPass.ts';
+import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
 import type { Catalog, Cluster, NodePool } from '../../src/core/model/types.ts';
 import { cluster, daemonSetPod, Gi, hours, m5Catalog, Mi, minutes, node, nodePool, on, pdb, pod, T0 } from '../builders.ts';

@@ -175,6 +175,34 @@ describe('required pod anti-affinity', () => {
     },
   ])('$name', run);
 
+  it.each<Case>([
+    {
+      name: 'an anti-affine pod on the excluded node no longer repels (allows)',
+      scenario: {
+        nodes: [zonal('a1', 'us-east-1a')],
+        pods: on('old', labelled('db-1', { app: 'db' }, { podAntiAffinity: [term({ app: 'web' }, ZONE)] })),
+        moving: [labelled('web', { app: 'web' })],
+      },
+      expected: 'a1',
+    },
+    {
+      name: 'an anti-affine pod on a node that stays still repels (forbids)',
+      scenario: {
+        nodes: [zonal('a1', 'us-east-1a'), zonal('a9', 'us-east-1a', { allocatable: { cpu: 0, memory: 0, pods: 10 } })],
+        pods: on('a9', labelled('db-1', { app: 'db' }, { podAntiAffinity: [term({ app: 'web' }, ZONE)] })),
+        moving: [labelled('web', { app: 'web' })],
+      },
+      expected: '-',
+    },
+  ])('$name', run);
+
+  it('a pod placed earlier repels later ones through its own anti-affinity (symmetric)', () => {
+    const db = labelled('db', { app: 'db' }, { podAntiAffinity: [term({ app: 'web' }, HOSTNAME)] });
+    const web = labelled('web', { app: 'web' });
+    const result = simulateScenario({ nodes: [zonal('a1', 'us-east-1a'), zonal('a2', 'us-east-1a')], moving: [web, db] });
+    expect(destinations(result)).toEqual({ db: 'a1', web: 'a2' });
+  });
+
   it('pods placed earlier in the simulation repel later ones', () => {
     const replica = (name: string): Pod => labelled(name, { app: 'web' }, { podAntiAffinity: [term({ app: 'web' }, HOSTNAME)] });
     const result = simulateScenario({ nodes: [zonal('a1', 'us-east-1a'), zonal('a2', 'us-east-1a')], moving: [replica('w1'), replica('w2'), replica('w3')] });

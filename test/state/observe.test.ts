@@ -33,7 +33,7 @@ describe('observeNodes: last pod event (CONTRACT §6)', () => {
     { name: 'first sight, no pod: Ready time', before: 'no record', after: [], lastPodEventAt: T0 - hours(23), emptySince: T0 - hours(23) },
     { name: 'first sight with pods: latest pod time, no fingerprint event', before: 'no record', after: [web, api], lastPodEventAt: T0 - hours(4) },
     { name: 'nothing changed: times only', before: [web, api], after: [web, api], lastPodEventAt: T0 - hours(4) },
-    { name: 'pod arrives with old times (a long-pending pod bound): pass time', before: [web], after: [web, api], lastPodEventAt: P2 },
+    { name: 'pod arrives: dated by its own times, not the pass (CONTRACT §6 counts departures at pass time)', before: [web], after: [web, api], lastPodEventAt: T0 - hours(4) },
     { name: 'pod leaves: pass time', before: [web, api], after: [web], lastPodEventAt: P2 },
     { name: 'node empties: pass time, empty since this pass', before: [web], after: [], lastPodEventAt: P2, emptySince: P2 },
     {
@@ -62,7 +62,7 @@ describe('observeNodes: last pod event (CONTRACT §6)', () => {
       name: 'new pod started after the last pass: its start time',
       before: [web],
       after: [web, pod({ name: 'new', createdAt: P2 - minutes(3), startedAt: P2 - minutes(2) })],
-      lastPodEventAt: P2,
+      lastPodEventAt: P2 - minutes(2),
     },
   ])('$name', ({ before, after, lastPodEventAt, emptySince }) => {
     const first = before === 'no record' ? emptyPassState() : pass(cluster({ nodes: [theNode], pods: on(N, ...before) }), emptyPassState(), P1);
@@ -212,7 +212,7 @@ describe('consolidationGracePeriod (seed 002, CONTRACT §6)', () => {
     const arrived = pod({ createdAt: T0 + minutes(4), startedAt: T0 + minutes(4) });
     state = pass(cluster({ nodes: [theNode], pods: on(N, web, arrived) }), state, T0 + minutes(6));
     const record = state.nodes[N]!;
-    expect(record.lastPodEventAt).toBe(T0 + minutes(6));
+    expect(record.lastPodEventAt).toBe(T0 + minutes(4));
     expect(record.graceProtectedUntil).toBeUndefined();
     expect(record.consolidatableSince).toBeUndefined();
     expect(record.lastEvaluatedAt).toBe(T0); // history is kept

@@ -12,6 +12,7 @@
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import type { Decision } from '../plan.ts';
+import type { Simulator } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal } from './applyDecision.ts';
 import { BudgetLedger } from './budgets.ts';
@@ -50,8 +51,10 @@ export interface PassOutcome {
   readonly notes: ReadonlyMap<string, readonly string[]>;
   /** Node name -> index of the decision that disrupts it. */
   readonly disruptedBy: ReadonlyMap<string, number>;
-  /** Candidates that were evaluated (for grace-period bookkeeping). */
+  /** Candidates of the pools in scope (shown as `candidate: true`). */
   readonly evaluated: ReadonlySet<string>;
+  /** Candidates whose merits a method actually weighed (seed 002: these start a grace period). */
+  readonly examined: ReadonlySet<string>;
 }
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
@@ -89,7 +92,15 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   };
 
   let cluster = input.cluster;
-  let simulator = createSimulator({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+  // Built on first use: a pass whose methods never simulate (emptiness only, a skipped search) pays nothing.
+  let simulator: Simulator | undefined;
+  const lazySimulator: Simulator = {
+    simulate: (request) => {
+      simulator ??= createSimulator({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+      return simulator.simulate(request);
+    },
+  };
+  const examined = new Set<string>();
   const decisions: Decision[] = [];
   const disruptedBy = new Map<string, number>();
 
@@ -98,7 +109,16 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
 
   for (const method of methods) {
     for (;;) {
-      const view: PassView = { nowMs: input.nowMs, gates: input.gates, cluster, simulator, ledger, candidates: open, note };
+      const view: PassView = {
+        nowMs: input.nowMs,
+        gates: input.gates,
+        cluster,
+        simulator: lazySimulator,
+        ledger,
+        candidates: open,
+        note,
+        examine: (names) => names.forEach((name) => examined.add(name)),
+      };
       const proposal = method.next(view);
       if (!proposal) break;
       const index = decisions.length;
@@ -114,11 +134,11 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         if (open.some((c) => c.node.name === name)) note(name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
       }
       open = open.filter((c) => !disruptedBy.has(c.node.name) && !applied.receivingNodes.has(c.node.name));
-      simulator = createSimulator({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+      simulator = undefined; // the next simulation sees the cluster as this decision leaves it
     }
   }
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined };
 }
 
 function toDecision(proposal: Proposal, replacementName: string): Decision {

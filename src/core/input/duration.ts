@@ -96,3 +96,12 @@ export function parseDurationOrNever(value: unknown): number | null {
   }
   return parseNonNegativeDuration(value);
 }
+
+/** A Go duration in ms, or null when `text` is not one (annotation values such as "true"). */
+export function goDurationOrNull(text: string): number | null {
+  try {
+    return parseGoDuration(text);
+  } catch {
+    return null;
+  }
+}

@@ -174,7 +174,6 @@ export function podInDomain(
  */
 export function checkTopologyOnExisting(
   attempt: TopologyAttempt,
-  p: PreparedPod,
   labels: Labels,
   explain?: { ctx: ExplainContext; out: string[] },
 ): Stage {

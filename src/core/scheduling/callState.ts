@@ -34,6 +34,8 @@ export class CallState implements CallView {
   constructor(
     private readonly nodes: readonly ExistingNode[],
     nodeIndexByName: ReadonlyMap<string, number>,
+    /** Node index of every pod the cluster has bound and not finished, by uid. */
+    boundNodeByUid: ReadonlyMap<string, number>,
     index: PodIndex,
     excludedNodes: ReadonlySet<string>,
     pods: readonly Pod[],
@@ -47,11 +49,10 @@ export class CallState implements CallView {
     }
     this.excludedAlive.sort((a, b) => a - b);
     for (const pod of pods) {
-      if (pod.nodeName === undefined) continue;
-      const i = nodeIndexByName.get(pod.nodeName);
+      // Only a pod the cluster really has on a node that stays frees anything there.
+      const i = boundNodeByUid.get(pod.uid);
       if (i === undefined || this.excluded[i] || this.removedUids.has(pod.uid)) continue;
       // The pod leaves a node that stays: its capacity, ports and topology counts go with it.
-      if (pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
       this.removedUids.add(pod.uid);
       this.removed.push({ pod, nodeIndex: i, topologyIndex: index.indexOfUid(pod.uid) });
       const delta = this.delta(i);

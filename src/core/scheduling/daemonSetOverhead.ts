@@ -57,4 +57,3 @@ export function daemonSetOverhead(
   return { requests, pods, ports };
 }
 
-export type { RequirementSet };

@@ -95,9 +95,10 @@ export class NewNode implements NewNodeDomains {
     const port = firstPortConflict(p.ports, this.ports);
     if (port) return fail(Stage.HostPort, `host port ${formatPort(port)} is already taken on ${describeDomain(LabelKeys.hostname, this.hostname)}`);
 
-    let best: Evaluation = fail(Stage.NodeAffinity, `NodePool ${pool} cannot satisfy its node selector / affinity`);
+    // The failure of the alternative that got furthest explains the whole evaluation.
+    let best: Evaluation | undefined;
     const keep = (candidate: Evaluation): void => {
-      if (!candidate.ok && !best.ok && candidate.stage > best.stage) best = candidate;
+      if (!candidate.ok && (best === undefined || (!best.ok && candidate.stage > best.stage))) best = candidate;
     };
     const fitting = this.options.filter((o) => this.fits(o, p));
     for (const alternative of p.alternativeSets) {
@@ -134,7 +135,7 @@ export class NewNode implements NewNodeDomains {
         continue;
       }
       if (attempt) {
-        const failure = this.narrowForTopology(p, attempt, view, draft);
+        const failure = this.narrowForTopology(attempt, view, draft);
         if (failure) {
           keep(failure);
           continue;
@@ -142,7 +143,7 @@ export class NewNode implements NewNodeDomains {
       }
       return { ok: true, draft };
     }
-    return best;
+    return best ?? fail(Stage.NodeAffinity, `NodePool ${pool} cannot satisfy its node selector / affinity`);
   }
 
   private fits(option: NodeOption, p: PreparedPod): boolean {
@@ -157,11 +158,14 @@ export class NewNode implements NewNodeDomains {
   }
 
   /** Options whose type is compatible with the changed keys, with offerings re-filtered when zone/capacity type changed. */
-  private refilter(requirements: ReadonlyMap<string, KeyRequirement>, options: readonly NodeOption[], changed: readonly string[]): NodeOption[] {
+  private refilter(requirements: ReadonlyMap<string, KeyRequirement>, options: readonly NodeOption[], changed: readonly string[]): readonly NodeOption[] {
     const offeringKeysChanged = changed.includes(LabelKeys.zone) || changed.includes(LabelKeys.capacityType);
     const labelKeys = changed.filter((k) => k !== LabelKeys.zone && k !== LabelKeys.capacityType);
+    if (!offeringKeysChanged && labelKeys.length === 0) return options;
     const zones = requirements.get(LabelKeys.zone);
     const capacityTypes = requirements.get(LabelKeys.capacityType);
+    const allowed = (o: Offering): boolean =>
+      (!zones || allowsValue(zones, o.zone)) && (!capacityTypes || allowsValue(capacityTypes, o.capacityType));
     const out: NodeOption[] = [];
     for (const option of options) {
       let compatible = true;
@@ -172,24 +176,25 @@ export class NewNode implements NewNodeDomains {
         }
       }
       if (!compatible) continue;
-      if (!offeringKeysChanged) {
+      // Most narrowing keeps every offering: only copy when one drops out.
+      if (!offeringKeysChanged || option.offerings.every(allowed)) {
         out.push(option);
         continue;
       }
-      const offerings = option.offerings.filter(
-        (o) => (!zones || allowsValue(zones, o.zone)) && (!capacityTypes || allowsValue(capacityTypes, o.capacityType)),
-      );
-      if (offerings.length === 0) continue;
-      out.push(offerings.length === option.offerings.length ? option : { poolType: option.poolType, offerings });
+      const offerings = option.offerings.filter(allowed);
+      if (offerings.length > 0) out.push({ poolType: option.poolType, offerings });
     }
     return out;
   }
 
   /** Narrows `draft` by one key; false when nothing remains. */
   private narrow(draft: Draft, key: string, requirement: KeyRequirement): boolean {
-    const next = intersectKey(this.catalog.openKey(draft.requirements, key), requirement);
+    const current = this.catalog.openKey(draft.requirements, key);
+    const next = intersectKey(current, requirement);
     if (!isSatisfiable(next)) return false;
     draft.requirements.set(key, next);
+    // Zone and capacity type come from offerings, which always carry them: requiring their presence changes nothing.
+    if (requirement === PRESENT && (key === LabelKeys.zone || key === LabelKeys.capacityType || key === LabelKeys.hostname)) return true;
     draft.options = this.refilter(draft.requirements, draft.options, [key]);
     return draft.options.length > 0;
   }
@@ -202,7 +207,7 @@ export class NewNode implements NewNodeDomains {
    * Pod affinity, anti-affinity and topology spread on a node whose domains may still be open: each
    * constraint narrows the domain (zone ...) the node may take. Returns a failure, or undefined.
    */
-  private narrowForTopology(p: PreparedPod, attempt: TopologyAttempt, view: CallView, draft: Draft): Evaluation | undefined {
+  private narrowForTopology(attempt: TopologyAttempt, view: CallView, draft: Draft): Evaluation | undefined {
     const here = describeDomain(LabelKeys.hostname, this.hostname);
     for (const { group, delta } of attempt.repel) {
       if (group.key === LabelKeys.hostname) continue; // no existing pod is on this node
@@ -259,7 +264,11 @@ export class NewNode implements NewNodeDomains {
       const committed = this.domainValues(key);
       // Pods already here count in the node's domain only once that domain is decided.
       const uncounted = committed && committed.length === 1 ? 0 : own;
-      const possible = possibleValues(this.catalog, this.hostname, draft.requirements, draft.options, key);
+      // Same options as committed (the usual case): reuse the cached values.
+      const possible =
+        draft.options === this.options && draft.requirements.get(key) === this.requirements.get(key)
+          ? committed
+          : possibleValues(this.catalog, this.hostname, draft.requirements, draft.options, key);
       const requirement = draft.requirements.get(key)!;
       const candidates = possible ?? [...spread.domains].filter((d) => allowsValue(requirement, d)).sort();
       let chosen: { domain: string; count: number } | undefined;

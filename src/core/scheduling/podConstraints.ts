@@ -18,7 +18,7 @@ import type { Namespaces, PodIndex } from './podIndex.ts';
 import { allowsValue, ANY, type RequirementSet } from './requirements.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import { firstUntoleratedTaint } from './taints.ts';
-import { buildSpreadBase, type AntiGroup, type SpreadBase, type SpreadInfo, type TermInfo } from './topology.ts';
+import { buildSpreadBase, type AntiGroup, type AntiGroupIndex, type SpreadBase, type SpreadInfo, type TermInfo } from './topology.ts';
 
 export interface PreparedPod {
   readonly pod: Pod;
@@ -54,7 +54,7 @@ export interface PrepareContext {
   readonly namespaces: Namespaces;
   readonly catalog: TypeCatalog;
   readonly pools: readonly PoolInfo[];
-  readonly antiGroups: readonly AntiGroup[];
+  readonly antiGroups: AntiGroupIndex;
   readonly spreadBases: Map<string, SpreadBase>;
 }
 
@@ -90,7 +90,7 @@ export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
     antiAffinity,
     selfAffine: affinity.every((t) => t.matchSet.matches(pod.namespace, pod.labels)),
     spread,
-    repelledBy: ctx.antiGroups.filter((group) => group.matchSet.matches(pod.namespace, pod.labels)),
+    repelledBy: ctx.antiGroups.matching(pod),
     topologyIndex: ctx.index.indexOfUid(pod.uid),
     staticVerdicts: new Int8Array(ctx.nodes.length),
   };

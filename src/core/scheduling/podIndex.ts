@@ -180,26 +180,34 @@ export class PodIndex {
   /** Evaluates the selector on the smallest candidate list the index offers. */
   select(set: MatchSet): number[] {
     if (set.selector === undefined) return [];
-    let candidates: readonly number[] | undefined;
-    const consider = (list: readonly number[]): void => {
-      if (candidates === undefined || list.length < candidates.length) candidates = list;
+    // Each candidate is a union of posting lists; only the smallest one is materialised.
+    let best: (readonly number[])[] | undefined;
+    let bestSize = Number.POSITIVE_INFINITY;
+    const consider = (lists: (readonly number[])[]): void => {
+      let size = 0;
+      for (const list of lists) size += list.length;
+      if (size < bestSize) {
+        best = lists;
+        bestSize = size;
+      }
     };
     for (const [key, value] of Object.entries(set.selector.matchLabels ?? {})) {
-      consider(this.byLabel.get(key)?.get(value) ?? []);
+      consider([this.byLabel.get(key)?.get(value) ?? []]);
     }
     for (const expression of set.selector.matchExpressions ?? []) {
       const values = this.byLabel.get(expression.key);
-      if (expression.operator === 'In') consider((expression.values ?? []).flatMap((v) => values?.get(v) ?? []));
-      else if (expression.operator === 'Exists') consider(values ? [...values.values()].flat() : []);
+      if (expression.operator === 'In') consider((expression.values ?? []).map((v) => values?.get(v) ?? []));
+      else if (expression.operator === 'Exists') consider(values ? [...values.values()] : []);
     }
-    if (set.namespaces.listed) consider(set.namespaces.listed.flatMap((ns) => this.byNamespace.get(ns) ?? []));
-    const pool = candidates ?? this.pods.map((_, i) => i);
-    return pool
-      .filter((i) => {
-        const pod = this.pods[i]!.pod;
-        return set.matches(pod.namespace, pod.labels);
-      })
-      .sort((a, b) => a - b);
+    if (set.namespaces.listed) consider(set.namespaces.listed.map((ns) => this.byNamespace.get(ns) ?? []));
+    const matched: number[] = [];
+    const test = (i: number): void => {
+      const pod = this.pods[i]!.pod;
+      if (set.matches(pod.namespace, pod.labels)) matched.push(i);
+    };
+    if (best) for (const list of best) for (const i of list) test(i);
+    else for (let i = 0; i < this.pods.length; i++) test(i);
+    return matched.sort((a, b) => a - b);
   }
 }
 

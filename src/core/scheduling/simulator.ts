@@ -27,7 +27,7 @@ import { labelValue } from './labelSelector.ts';
 import { LabelKeys } from '../model/types.ts';
 import { formatRequests, maxResources } from './resources.ts';
 import { firstUntoleratedTaint, formatTaint } from './taints.ts';
-import { buildAntiGroups, type SpreadBase } from './topology.ts';
+import { AntiGroupIndex, buildAntiGroups, type SpreadBase } from './topology.ts';
 import type {
   NewNodePlan,
   Placement,
@@ -43,9 +43,12 @@ export function createSimulator(input: SimulatorInput): Simulator {
   const nodes = buildExistingNodes(cluster);
   const nodeIndexByName = new Map(nodes.map((n) => [n.name, n.index] as const));
   const counted: IndexedPod[] = [];
+  const boundNodeByUid = new Map<string, number>();
   for (const pod of cluster.pods) {
-    if (pod.nodeName === undefined || isTerminal(pod) || pod.terminating) continue;
+    if (pod.nodeName === undefined || isTerminal(pod)) continue;
     const nodeIndex = nodeIndexByName.get(pod.nodeName);
+    if (nodeIndex !== undefined) boundNodeByUid.set(pod.uid, nodeIndex);
+    if (pod.terminating) continue;
     // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
     if (nodeIndex === undefined || !nodes[nodeIndex]!.alive) continue;
     counted.push({ pod, nodeIndex });
@@ -63,7 +66,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
     namespaces,
     catalog,
     pools,
-    antiGroups: groups,
+    antiGroups: new AntiGroupIndex(groups),
     spreadBases: new Map<string, SpreadBase>(),
   };
   const preparedPods = new WeakMap<Pod, PreparedPod>();
@@ -75,13 +78,14 @@ export function createSimulator(input: SimulatorInput): Simulator {
     }
     return prepared;
   };
-  const shared: Shared = { nodes, nodeIndexByName, nodeLabels, index, catalog, pools, cpuOrder, prepare };
+  const shared: Shared = { nodes, nodeIndexByName, boundNodeByUid, nodeLabels, index, catalog, pools, cpuOrder, prepare };
   return { simulate: (request) => simulate(shared, request) };
 }
 
 interface Shared {
   readonly nodes: readonly ExistingNode[];
   readonly nodeIndexByName: ReadonlyMap<string, number>;
+  readonly boundNodeByUid: ReadonlyMap<string, number>;
   readonly nodeLabels: readonly Record<string, string>[];
   readonly index: PodIndex;
   readonly catalog: TypeCatalog;
@@ -104,7 +108,7 @@ function comparePods(a: PreparedPod, b: PreparedPod): number {
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function simulate(shared: Shared, request: SimulationRequest): SimulationResult {
-  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.index, request.excludedNodes, request.pods);
+  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.boundNodeByUid, shared.index, request.excludedNodes, request.pods);
   const allowed = request.newNodePools ? new Set(request.newNodePools) : undefined;
   const pools = allowed ? shared.pools.filter((p) => allowed.has(p.name)) : shared.pools;
   const maxNewNodes = Math.max(0, Math.floor(request.maxNewNodes));
@@ -264,7 +268,7 @@ function checkExisting(node: ExistingNode, delta: NodeDelta | undefined, p: Prep
   }
   if (verdict !== 1) return (verdict - 1) as Stage;
   if (p.ports.length > 0 && portConflict(node, delta, p)) return Stage.HostPort;
-  return attempt ? checkTopologyOnExisting(attempt, p, node.labels) : Stage.Ok;
+  return attempt ? checkTopologyOnExisting(attempt, node.labels) : Stage.Ok;
 }
 
 /** Checks that depend only on the pod and the node, never on the simulation. */
@@ -311,7 +315,7 @@ function explainExisting(
     }
     default: {
       const out: string[] = [];
-      if (attempt) checkTopologyOnExisting(attempt, p, node.labels, { ctx: explainContext, out });
+      if (attempt) checkTopologyOnExisting(attempt, node.labels, { ctx: explainContext, out });
       return out[0] ?? `node ${node.name} does not satisfy its topology constraints`;
     }
   }

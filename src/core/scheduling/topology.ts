@@ -197,6 +197,42 @@ export function buildAntiGroups(
   return { groups: [...bySignature.values()], groupsOfPod };
 }
 
+/**
+ * Finds the anti-affinity groups whose selector matches a pod without testing every group: a group
+ * with matchLabels is filed under one of its label pairs, the others are always tested.
+ */
+export class AntiGroupIndex {
+  private readonly byLabel = new Map<string, AntiGroup[]>();
+  private readonly unfiled: AntiGroup[] = [];
+
+  constructor(groups: readonly AntiGroup[]) {
+    for (const group of groups) {
+      const first = Object.entries(group.matchSet.selector?.matchLabels ?? {})[0];
+      if (!first) {
+        this.unfiled.push(group);
+        continue;
+      }
+      const key = `${first[0]}=${first[1]}`;
+      const list = this.byLabel.get(key);
+      if (list) list.push(group);
+      else this.byLabel.set(key, [group]);
+    }
+  }
+
+  matching(pod: Pod): AntiGroup[] {
+    const out: AntiGroup[] = [];
+    if (this.byLabel.size > 0) {
+      for (const [key, value] of Object.entries(pod.labels)) {
+        for (const group of this.byLabel.get(`${key}=${value}`) ?? []) {
+          if (group.matchSet.matches(pod.namespace, pod.labels)) out.push(group);
+        }
+      }
+    }
+    for (const group of this.unfiled) if (group.matchSet.matches(pod.namespace, pod.labels)) out.push(group);
+    return out;
+  }
+}
+
 /** Eligible nodes and counts of one spread constraint over the cluster as it is. */
 export function buildSpreadBase(
   nodes: readonly ExistingNode[],

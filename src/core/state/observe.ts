@@ -96,9 +96,16 @@ function observeNode(
   nowMs: number,
   ttlMs: number,
 ): NodeState {
-  const fingerprint = podSetFingerprint(pods.map((p) => p.uid));
-  const podSetChanged = prev !== undefined && prev.podSetFingerprint !== fingerprint;
-  const times: (number | undefined)[] = [prev?.lastPodEventAt, podSetChanged ? nowMs : undefined];
+  const uids = pods.map((p) => p.uid).sort();
+  const fingerprint = podSetFingerprint(uids);
+  // A pod that left is an event at this pass's time; an arrival is dated by the pod's own times. Records
+  // written before uids were kept only have the fingerprint: any change then counts as a departure.
+  let podLeft = false;
+  if (prev !== undefined && prev.podSetFingerprint !== fingerprint) {
+    const present = new Set(uids);
+    podLeft = prev.podUids === undefined || prev.podUids.some((uid) => !present.has(uid));
+  }
+  const times: (number | undefined)[] = [prev?.lastPodEventAt, podLeft ? nowMs : undefined];
   for (const pod of pods) times.push(pod.createdAt, pod.startedAt);
   if (pods.length === 0) times.push(readyAt(node));
   // Pods without any timestamp and no record: the node's readiness is the only time left.
@@ -112,6 +119,7 @@ function observeNode(
     nodeCreatedAt: node.createdAt,
     podSetFingerprint: fingerprint,
     podCount: pods.length,
+    podUids: uids,
     lastPodEventAt,
     emptySince: pods.length === 0 ? (prev?.emptySince ?? lastPodEventAt) : undefined,
     consolidatableSince: carried ? prev.consolidatableSince : undefined,

@@ -29,6 +29,11 @@ export interface NodeState {
   readonly podSetFingerprint: string;
   /** How many pods the fingerprint covers (0: the node is empty for consolidation purposes). */
   readonly podCount: number;
+  /**
+   * The uids the fingerprint covers, sorted. CONTRACT section 6 counts a pod LEAVING at the pass time,
+   * while an arriving pod brings its own creation/start time; only the uid list tells the two apart.
+   */
+  readonly podUids?: readonly string[];
   /** CONTRACT §6: latest of its pods' creation/start times, a pod-set change, or Ready when it never had a pod. */
   readonly lastPodEventAt?: number;
   /** Since when the node has had no counted pod; undefined while it has one. */

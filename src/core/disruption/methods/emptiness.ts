@@ -15,6 +15,7 @@ export const emptiness: ConsolidationMethod = {
         view.note(candidate.node.name, view.ledger.describe(pool, 'Empty'));
         continue;
       }
+      view.examine([candidate.node.name]);
       // A node of unknown price saves an unknown amount; deleting an empty node never costs more, so it
       // goes ahead (CONTRACT section 3) without a threshold check it cannot make.
       if (candidate.pricePerHour !== undefined) {

@@ -16,6 +16,7 @@ export function evaluateRemoval(
   candidates: readonly Candidate[],
   method: 'single-node' | 'multi-node',
 ): RemovalVerdict {
+  view.examine(candidates.map((c) => c.node.name));
   const pods = candidates.flatMap((c) => c.pods);
   const pricesKnown = candidates.every((c) => c.pricePerHour !== undefined);
   const simulation = view.simulator.simulate({

@@ -29,6 +29,8 @@ export interface PassView {
   readonly candidates: readonly Candidate[];
   /** Records why a candidate was considered and not consolidated (latest reason per method wins). */
   note(nodeName: string, reason: string): void;
+  /** Records that these candidates were weighed on their merits (not merely skipped for budget). */
+  examine(nodeNames: readonly string[]): void;
 }
 
 export interface ConsolidationMethod {

@@ -1,0 +1,327 @@
+// The actuator's `InstanceLauncher` port on EC2: one instant EC2 Fleet per replacement, as Karpenter
+// launches, so EC2 picks the type and zone among every allowed offering (price-capacity-optimized for
+// spot, lowest-price for on-demand).
+//
+// Launch settings come from the NodePool's annotations (`NodePool.launch`):
+//   eks-consolidator/launch-template          launch template id (`lt-...`) or name        (required)
+//   eks-consolidator/launch-template-version  version, default `$Default`
+//   eks-consolidator/subnets                  comma-separated subnet ids, one per zone      (required)
+// The launch template carries everything else (AMI, instance profile, security groups, user data that
+// joins the cluster with the pool's labels and taints).
+//
+// Idempotency per command: before launching, an instance tagged with the command id is looked for and
+// reused; the CreateFleet ClientToken is derived from the command id, so a retried call whose first
+// answer was lost gets the same fleet back instead of a second instance.
+//
+// Termination (`terminate(id, { requireOurTag })`):
+// - `requireOurTag: true` — for replacements we launched: the instance must carry
+//   `eks-consolidator/managed=true`, checked with DescribeInstances first; otherwise
+//   `TerminationRefusedError`. The Lambda's IAM policy should enforce the same condition
+//   (`aws:ResourceTag/eks-consolidator/managed`), this check is the first line.
+// - `requireOurTag: false` — for the old nodes being consolidated, which Karpenter or a node group
+//   launched and which therefore carry none of our tags; the executor passes the instance id from the
+//   node's providerID and only after the node's pods have left. Scope the IAM permission for these by
+//   the cluster's tags (e.g. `aws:ResourceTag/karpenter.sh/nodepool`). Caveat: an instance in an Auto
+//   Scaling group (a managed node group) is replaced by the group after termination.
+// An instance that is already shutting down, terminated or unknown is `alreadyGone`: no second
+// TerminateInstances call.
+import { createHash } from 'node:crypto';
+import {
+  CreateFleetCommand,
+  DescribeInstancesCommand,
+  DescribeSubnetsCommand,
+  TerminateInstancesCommand,
+  type CreateFleetCommandInput,
+  type EC2Client,
+  type FleetLaunchTemplateOverridesRequest,
+  type Instance,
+  type Tag,
+  type _InstanceType,
+} from '@aws-sdk/client-ec2';
+import type { CapacityType, NodePool } from '../../core/model/types.ts';
+import {
+  InstanceApiError,
+  LaunchError,
+  TerminationRefusedError,
+  type InstanceLauncher,
+  type InstanceState,
+  type LaunchRequest,
+  type LaunchedInstance,
+  type TerminateOptions,
+  type TerminateResult,
+} from '../../core/ports/actuator.ts';
+import { describeError } from './errors.ts';
+
+export const LaunchSettingKeys = {
+  template: 'eks-consolidator/launch-template',
+  templateVersion: 'eks-consolidator/launch-template-version',
+  subnets: 'eks-consolidator/subnets',
+} as const;
+
+export const InstanceTags = {
+  /** `true` on every instance this product launched: the only ones `requireOurTag` lets it terminate. */
+  managed: 'eks-consolidator/managed',
+  /** The command that launched the instance: finds it again after a lost answer or a crash. */
+  command: 'eks-consolidator/command',
+  nodePool: 'karpenter.sh/nodepool',
+  name: 'Name',
+} as const;
+
+/** Karpenter sends at most 60 instance types per launch; more adds little choice and a bigger request. */
+export const MAX_INSTANCE_TYPES = 60;
+/** EC2 Fleet's documented ceiling of overrides for request/maintain fleets; kept for instant too. */
+export const MAX_OVERRIDES = 300;
+
+export interface Ec2LauncherOptions {
+  readonly client: EC2Client;
+  /** Goes into the Name tag (`<cluster>/<pool>`). */
+  readonly clusterName?: string;
+  /** More tags for every launched instance (e.g. `kubernetes.io/cluster/<name>: owned`). */
+  readonly extraTags?: Readonly<Record<string, string>>;
+}
+
+interface LaunchSettings {
+  readonly template: { LaunchTemplateId: string } | { LaunchTemplateName: string };
+  readonly version: string;
+  readonly subnetIds: readonly string[];
+}
+
+export class Ec2InstanceLauncher implements InstanceLauncher {
+  private readonly client: EC2Client;
+  private readonly clusterName: string | undefined;
+  private readonly extraTags: Readonly<Record<string, string>>;
+
+  constructor(options: Ec2LauncherOptions) {
+    this.client = options.client;
+    this.clusterName = options.clusterName;
+    this.extraTags = options.extraTags ?? {};
+  }
+
+  async launch(request: LaunchRequest): Promise<LaunchedInstance> {
+    const existing = await this.findLaunchedFor(request.commandId);
+    if (existing !== undefined) return { ...describeLaunched(existing), reused: true };
+
+    const settings = launchSettings(request.nodePool);
+    const subnetZones = await this.subnetZones(settings.subnetIds);
+    const input = fleetRequest(request, settings, subnetZones, this.tags(request));
+    let answer;
+    try {
+      answer = await this.client.send(new CreateFleetCommand(input));
+    } catch (error) {
+      const code = (error as { name?: string }).name ?? '';
+      const failure = /^(InvalidLaunchTemplate|InvalidParameter|IdempotentParameterMismatch|InvalidSubnet)/.test(code) ? 'configuration' : 'api';
+      throw new LaunchError(failure, `ec2:CreateFleet: ${describeError(error)}`, { cause: error });
+    }
+    const fleetInstances = answer.Instances ?? [];
+    for (const launched of fleetInstances) {
+      const instanceId = launched.InstanceIds?.[0];
+      if (instanceId === undefined) continue;
+      const zone = launched.LaunchTemplateAndOverrides?.Overrides?.AvailabilityZone ?? zoneOfSubnet(subnetZones, launched.LaunchTemplateAndOverrides?.Overrides?.SubnetId);
+      return compact({
+        instanceId,
+        instanceType: launched.InstanceType,
+        zone,
+        capacityType: launched.Lifecycle === 'spot' ? 'spot' : launched.Lifecycle === 'on-demand' ? 'on-demand' : undefined,
+        reused: false,
+      });
+    }
+    const errors = answer.Errors ?? [];
+    const codes = [...new Set(errors.map((e) => e.ErrorCode ?? 'Unknown'))];
+    const detail = errors
+      .slice(0, 5)
+      .map((e) => `${e.ErrorCode ?? 'Unknown'}${e.LaunchTemplateAndOverrides?.Overrides?.InstanceType ? ` (${e.LaunchTemplateAndOverrides.Overrides.InstanceType})` : ''}: ${e.ErrorMessage ?? ''}`.trim())
+      .join('; ');
+    const configuration = codes.some((c) => /^Invalid|Unauthorized|NotFound/i.test(c)) && !codes.some(isCapacityCode);
+    throw new LaunchError(
+      configuration ? 'configuration' : 'capacity',
+      errors.length === 0 ? 'ec2:CreateFleet returned no instance and no error' : `ec2:CreateFleet launched nothing: ${detail}`,
+    );
+  }
+
+  async terminate(instanceId: string, options: TerminateOptions): Promise<TerminateResult> {
+    const instance = await this.describeInstance(instanceId);
+    if (instance === undefined || isGone(instance)) return 'alreadyGone';
+    if (options.requireOurTag && tagValue(instance.Tags, InstanceTags.managed) !== 'true') {
+      throw new TerminationRefusedError(instanceId, `it does not carry ${InstanceTags.managed}=true, so this product did not launch it`);
+    }
+    try {
+      await this.client.send(new TerminateInstancesCommand({ InstanceIds: [instanceId] }));
+    } catch (error) {
+      if (isNotFound(error)) return 'alreadyGone';
+      throw new InstanceApiError('ec2:TerminateInstances', instanceId, describeError(error), { cause: error });
+    }
+    return 'terminating';
+  }
+
+  async describe(instanceId: string): Promise<InstanceState> {
+    const instance = await this.describeInstance(instanceId);
+    if (instance === undefined) return 'notFound';
+    return (instance.State?.Name as InstanceState | undefined) ?? 'notFound';
+  }
+
+  // -------------------------------------------------------------------------------------------------
+
+  private async describeInstance(instanceId: string): Promise<Instance | undefined> {
+    try {
+      const answer = await this.client.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+      return answer.Reservations?.flatMap((r) => r.Instances ?? []).find((i) => i.InstanceId === instanceId);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw new InstanceApiError('ec2:DescribeInstances', instanceId, describeError(error), { cause: error });
+    }
+  }
+
+  /** A live instance an earlier attempt of this command launched (newest first), if any. */
+  private async findLaunchedFor(commandId: string): Promise<Instance | undefined> {
+    const found: Instance[] = [];
+    let nextToken: string | undefined;
+    try {
+      do {
+        const answer = await this.client.send(
+          new DescribeInstancesCommand({
+            Filters: [
+              { Name: `tag:${InstanceTags.command}`, Values: [commandId] },
+              { Name: 'instance-state-name', Values: ['pending', 'running'] },
+            ],
+            ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+          }),
+        );
+        found.push(...(answer.Reservations ?? []).flatMap((r) => r.Instances ?? []));
+        nextToken = answer.NextToken;
+      } while (nextToken);
+    } catch (error) {
+      throw new LaunchError('api', `ec2:DescribeInstances (instances of command ${commandId}): ${describeError(error)}`, { cause: error });
+    }
+    return found.sort((a, b) => (b.LaunchTime?.getTime() ?? 0) - (a.LaunchTime?.getTime() ?? 0))[0];
+  }
+
+  private async subnetZones(subnetIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    try {
+      const answer = await this.client.send(new DescribeSubnetsCommand({ SubnetIds: [...subnetIds] }));
+      const zones = new Map<string, string>();
+      for (const subnet of answer.Subnets ?? []) {
+        if (subnet.SubnetId !== undefined && subnet.AvailabilityZone !== undefined) zones.set(subnet.SubnetId, subnet.AvailabilityZone);
+      }
+      return zones;
+    } catch (error) {
+      const code = (error as { name?: string }).name ?? '';
+      throw new LaunchError(code.startsWith('InvalidSubnet') ? 'configuration' : 'api', `ec2:DescribeSubnets: ${describeError(error)}`, { cause: error });
+    }
+  }
+
+  private tags(request: LaunchRequest): Tag[] {
+    const pool = request.nodePool.name;
+    const tags: Record<string, string> = {
+      ...this.extraTags,
+      [InstanceTags.managed]: 'true',
+      [InstanceTags.command]: request.commandId,
+      [InstanceTags.nodePool]: pool,
+      [InstanceTags.name]: this.clusterName === undefined ? `eks-consolidator/${pool}` : `${this.clusterName}/${pool}`,
+    };
+    return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+  }
+}
+
+/** The pool's launch settings, or a `configuration` LaunchError naming what is missing. */
+export function launchSettings(pool: NodePool): LaunchSettings {
+  const launch = pool.launch ?? {};
+  const text = (key: string): string | undefined => {
+    const value = launch[key];
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+  };
+  const template = text(LaunchSettingKeys.template);
+  if (template === undefined) {
+    throw new LaunchError('configuration', `NodePool "${pool.name}" has no ${LaunchSettingKeys.template} annotation`);
+  }
+  const subnetIds = (text(LaunchSettingKeys.subnets) ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (subnetIds.length === 0) {
+    throw new LaunchError('configuration', `NodePool "${pool.name}" has no ${LaunchSettingKeys.subnets} annotation`);
+  }
+  return {
+    template: /^lt-[0-9a-f]+$/.test(template) ? { LaunchTemplateId: template } : { LaunchTemplateName: template },
+    version: text(LaunchSettingKeys.templateVersion) ?? '$Default',
+    subnetIds,
+  };
+}
+
+/** The CreateFleet input for one instance of the replacement (exported for tests and dry inspection). */
+export function fleetRequest(
+  request: LaunchRequest,
+  settings: LaunchSettings,
+  subnetZones: ReadonlyMap<string, string>,
+  tags: Tag[],
+): CreateFleetCommandInput {
+  const { replacement } = request;
+  const allowedZones = new Set(replacement.zones);
+  const subnets = settings.subnetIds.filter((id) => {
+    const zone = subnetZones.get(id);
+    return zone !== undefined && (allowedZones.size === 0 || allowedZones.has(zone));
+  });
+  if (subnets.length === 0) {
+    throw new LaunchError(
+      'configuration',
+      `none of the subnets ${settings.subnetIds.join(', ')} of NodePool "${request.nodePool.name}" is in an allowed zone (${replacement.zones.join(', ') || 'any'})`,
+    );
+  }
+  if (replacement.instanceTypes.length === 0) throw new LaunchError('configuration', 'the replacement allows no instance type');
+  // Cheapest types first, so a cap keeps the cheap end of the list.
+  const overrides: FleetLaunchTemplateOverridesRequest[] = [];
+  for (const type of replacement.instanceTypes.slice(0, MAX_INSTANCE_TYPES)) {
+    for (const subnet of subnets) overrides.push({ InstanceType: type as _InstanceType, SubnetId: subnet });
+  }
+  const capacityType: CapacityType = replacement.capacityType;
+  return {
+    Type: 'instant',
+    ClientToken: clientToken(request.commandId),
+    LaunchTemplateConfigs: [
+      {
+        LaunchTemplateSpecification: { ...settings.template, Version: settings.version },
+        Overrides: overrides.slice(0, MAX_OVERRIDES),
+      },
+    ],
+    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: capacityType },
+    ...(capacityType === 'spot'
+      ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
+      : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
+    TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
+  };
+}
+
+/** CreateFleet's idempotency token: at most 64 ASCII characters, the same for every attempt of a command. */
+export function clientToken(commandId: string): string {
+  return `eks-consolidator-${createHash('sha256').update(commandId).digest('hex').slice(0, 40)}`;
+}
+
+function describeLaunched(instance: Instance): Omit<LaunchedInstance, 'reused'> {
+  return compact({
+    instanceId: instance.InstanceId ?? '',
+    instanceType: instance.InstanceType,
+    zone: instance.Placement?.AvailabilityZone,
+    capacityType: instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand',
+  });
+}
+
+function zoneOfSubnet(zones: ReadonlyMap<string, string>, subnetId: string | undefined): string | undefined {
+  return subnetId === undefined ? undefined : zones.get(subnetId);
+}
+
+function isGone(instance: Instance): boolean {
+  const state = instance.State?.Name;
+  return state === 'shutting-down' || state === 'terminated';
+}
+
+function isCapacityCode(code: string): boolean {
+  return /InsufficientInstanceCapacity|UnfulfillableCapacity|MaxSpotInstanceCountExceeded|InstanceLimitExceeded|SpotMaxPriceTooLow|VcpuLimitExceeded/i.test(code);
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { name?: string } | undefined)?.name === 'InvalidInstanceID.NotFound' || (error as { Code?: string } | undefined)?.Code === 'InvalidInstanceID.NotFound';
+}
+
+function tagValue(tags: readonly Tag[] | undefined, key: string): string | undefined {
+  return tags?.find((t) => t.Key === key)?.Value;
+}
+
+function compact<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,79 @@
+// What the executor keeps in a command's `detail` between invocations. `DisruptionCommand` has fixed
+// fields for the step and the launched instance; everything else a resumed command needs (the
+// replacement's pool, when it was launched, the old nodes' instance ids, which events were already
+// sent) and what an operator wants to see (progress, the last errors) travels here, as one JSON
+// object. JSON rather than prose: it must be read back exactly, and it is still readable in the
+// DynamoDB console or the state file.
+//
+// Events are deduplicated through `events`: a short hash of node + reason + message per event sent.
+// Kept in the command (not in memory) so that a blocked eviction retried by every pass for an hour
+// produces one `DisruptionBlocked` event, not one per pass. An event sent just before a crash, before
+// the command was written again, may be sent twice: harmless.
+import { createHash } from 'node:crypto';
+
+export interface CommandDetail {
+  /** The replacement's NodePool (a resumed command must find the pool's launch settings). */
+  pool?: string;
+  /** The replacement's worst-case price, $/hour, as the plan checked savings against it. */
+  worstPricePerHour?: number;
+  /** Old node -> EC2 instance id, read from providerID when the command started. */
+  instances?: Record<string, string>;
+  /** Old nodes that were already cordoned before the command: a rollback leaves them cordoned. */
+  cordonedBefore?: string[];
+  /** When the replacement was launched, epoch ms: the Ready timeout counts from here. */
+  launchedAt?: number;
+  /** Pods evicted so far (all invocations). */
+  evicted?: number;
+  /** `namespace/name` of pods a PodDisruptionBudget refused in the last round. */
+  blocked?: string[];
+  /** Some of the pods still on the old nodes after the last round. */
+  waitingFor?: string[];
+  /** Old nodes whose instance was terminated and Node object deleted. */
+  terminated?: string[];
+  /** Hashes of events already sent (deduplication). */
+  events?: string[];
+  /** The last errors, newest last. */
+  errors?: string[];
+  /** A sentence for operators: what happened last. */
+  note?: string;
+}
+
+const MAX_ERRORS = 5;
+const MAX_EVENTS = 100;
+const MAX_LISTED_PODS = 10;
+
+/** The detail of a stored command; a non-JSON text (written by hand or by an older build) becomes the note. */
+export function parseDetail(text: string | undefined): CommandDetail {
+  if (text === undefined || text === '') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as CommandDetail;
+  } catch {
+    // fall through: keep it as a note
+  }
+  return { note: text };
+}
+
+export function formatDetail(detail: CommandDetail): string {
+  return JSON.stringify(detail);
+}
+
+export function addError(detail: CommandDetail, message: string): void {
+  detail.errors = [...(detail.errors ?? []), message].slice(-MAX_ERRORS);
+}
+
+export function listPods(keys: readonly string[]): string[] {
+  return keys.slice(0, MAX_LISTED_PODS);
+}
+
+export function eventKey(nodeName: string, reason: string, message: string): string {
+  return createHash('sha256').update(`${nodeName}\u0000${reason}\u0000${message}`).digest('hex').slice(0, 16);
+}
+
+/** True (and remembered) the first time an event is seen for this command. */
+export function firstTimeEvent(detail: CommandDetail, key: string): boolean {
+  const sent = detail.events ?? [];
+  if (sent.includes(key)) return false;
+  detail.events = [...sent, key].slice(-MAX_EVENTS);
+  return true;
+}

@@ -1,0 +1,32 @@
+// Which pods on a node being disrupted must leave before its instance may be terminated, and which do
+// not count. The rule the whole executor rests on: a node's instance is terminated only when no pod
+// that counts is left on it.
+import { Annotations, type Pod } from '../../core/model/types.ts';
+
+/**
+ * - `ignore`: does not need to leave — finished (Succeeded/Failed), a DaemonSet pod (its controller
+ *   runs one on every node, and it dies with the node), a mirror pod (the kubelet's own; the API
+ *   cannot evict it);
+ * - `evict`: ask the Eviction API to move it;
+ * - `leaving`: already being deleted: wait until it is gone, do not evict again;
+ * - `protected`: carries `karpenter.sh/do-not-disrupt` (it arrived after the plan, which excludes such
+ *   nodes): not evicted, and it keeps the node alive, as Karpenter's drain does.
+ */
+export type PodDisposition = 'ignore' | 'evict' | 'leaving' | 'protected';
+
+export function podDisposition(pod: Pod): PodDisposition {
+  if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return 'ignore';
+  if (pod.isDaemonSetPod || pod.isMirrorPod) return 'ignore';
+  if (pod.terminating) return 'leaving';
+  if (pod.annotations[Annotations.doNotDisrupt] === 'true') return 'protected';
+  return 'evict';
+}
+
+/** Pods that still keep the node alive (everything but `ignore`). */
+export function podsThatCount(pods: readonly Pod[]): Pod[] {
+  return pods.filter((p) => podDisposition(p) !== 'ignore');
+}
+
+export function podKey(pod: Pod): string {
+  return `${pod.namespace}/${pod.name}`;
+}

@@ -1,0 +1,145 @@
+// What the actuator needs from the outside world to carry a decision out, in the core's terms. Two
+// ports: the Kubernetes side (`NodeOperations`: taint, cordon, evict, delete, events) and the cloud
+// side (`InstanceLauncher`: launch, terminate, describe). Adapters answer in outcomes ("already gone",
+// "refused by a PDB") rather than HTTP codes or SDK exceptions, so the executor can treat every step
+// as idempotent: doing it twice gives the same answer as doing it once.
+import type { Node, NodePool, Pod, Taint } from '../model/types.ts';
+import type { PlannedReplacement } from '../plan.ts';
+
+// ---------------------------------------------------------------------------------------------------
+// Kubernetes
+
+export type TaintResult = 'tainted' | 'alreadyTainted' | 'gone';
+export type UntaintResult = 'untainted' | 'alreadyClean' | 'gone';
+/** `blockedByPdb`: the Eviction API answered 429; try again later, never force. */
+export type EvictionResult = 'evicted' | 'blockedByPdb' | 'gone';
+export type DeleteResult = 'deleted' | 'gone';
+
+export type NodeLookup =
+  | { readonly exists: false }
+  | {
+      readonly exists: true;
+      /** The Ready condition is True. */
+      readonly ready: boolean;
+      /** The node as the model sees it (name, providerId/instanceId, taints, unschedulable, ...). */
+      readonly node: Node;
+    };
+
+export interface NodeEvent {
+  readonly nodeName: string;
+  /** Short CamelCase reason: `DisruptionLaunching`, `DisruptionTerminating`, `DisruptionBlocked`. */
+  readonly reason: string;
+  /** A sentence for a person. */
+  readonly message: string;
+  readonly type: 'Normal' | 'Warning';
+}
+
+export interface NodeOperations {
+  /** Adds the taint (if missing) and cordons the node. */
+  taintAndCordon(nodeName: string, taint: Taint): Promise<TaintResult>;
+  /** Removes every taint with `taintKey` and uncordons the node. */
+  untaintAndUncordon(nodeName: string, taintKey: string): Promise<UntaintResult>;
+  getNode(nodeName: string): Promise<NodeLookup>;
+  /** The node whose providerID ends with `/<instanceId>`, if one has registered. */
+  findNodeByInstanceId(instanceId: string): Promise<NodeLookup>;
+  /** Every pod bound to the node, any phase, daemonset and mirror pods included. */
+  listPodsOnNode(nodeName: string): Promise<readonly Pod[]>;
+  /** Through the Eviction API only. `podUid` limits the eviction to that incarnation of the pod. */
+  evictPod(namespace: string, name: string, options?: { readonly podUid?: string }): Promise<EvictionResult>;
+  deleteNode(nodeName: string): Promise<DeleteResult>;
+  /** Records a Kubernetes Event on the node; deduplication is the caller's business. */
+  createEvent(event: NodeEvent): Promise<unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Cloud instances
+
+export interface LaunchRequest {
+  /** Idempotency key: a second launch with the same id returns the instance the first one started. */
+  readonly commandId: string;
+  /** The pool the replacement belongs to; its `launch` settings say how to launch. */
+  readonly nodePool: NodePool;
+  readonly replacement: PlannedReplacement;
+}
+
+export interface LaunchedInstance {
+  readonly instanceId: string;
+  readonly instanceType?: string;
+  readonly zone?: string;
+  readonly capacityType?: 'on-demand' | 'spot';
+  /** True when an earlier attempt for the same command had already launched it. */
+  readonly reused: boolean;
+}
+
+/** `notFound`: the cloud no longer knows the id (terminated long ago, or never existed). */
+export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'shutting-down' | 'terminated' | 'notFound';
+
+export type TerminateResult = 'terminating' | 'alreadyGone';
+
+export interface TerminateOptions {
+  /**
+   * True: only an instance carrying our `managed` tag may be terminated (a replacement we launched);
+   * anything else is refused with `TerminationRefusedError`. False: the instance of an existing node
+   * being consolidated (launched by Karpenter or a node group), identified by the node's providerID.
+   */
+  readonly requireOurTag: boolean;
+}
+
+export interface InstanceLauncher {
+  /** Starts one instance for the replacement; idempotent per `commandId`. Throws `LaunchError`. */
+  launch(request: LaunchRequest): Promise<LaunchedInstance>;
+  /** Idempotent: an instance already shutting down, terminated or unknown is `alreadyGone`. */
+  terminate(instanceId: string, options: TerminateOptions): Promise<TerminateResult>;
+  describe(instanceId: string): Promise<InstanceState>;
+}
+
+/**
+ * Why a launch failed:
+ * - `capacity`: the cloud had no capacity for any allowed type and zone (ICE, spot unavailable);
+ * - `configuration`: the pool's launch settings are missing or wrong (no template, no subnet in an
+ *   allowed zone, template not found) — retrying will not help;
+ * - `api`: the call itself failed (throttled, network, 5xx) — a later attempt may succeed.
+ */
+export type LaunchFailure = 'capacity' | 'configuration' | 'api';
+
+export class LaunchError extends Error {
+  override readonly name = 'LaunchError';
+  constructor(
+    readonly failure: LaunchFailure,
+    /** One sentence, with the cloud's error codes when there were some. */
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`launch failed (${failure}): ${problem}`, options);
+  }
+
+  /** Capacity and configuration failures end the attempt; an API failure may be retried. */
+  get retryable(): boolean {
+    return this.failure === 'api';
+  }
+}
+
+/** Termination refused: the instance does not carry the tag `requireOurTag` asked for. */
+export class TerminationRefusedError extends Error {
+  override readonly name = 'TerminationRefusedError';
+  constructor(
+    readonly instanceId: string,
+    readonly problem: string,
+  ) {
+    super(`refused to terminate ${instanceId}: ${problem}`);
+  }
+}
+
+/** A terminate or describe call failed for a reason other than the instance being gone. */
+export class InstanceApiError extends Error {
+  override readonly name = 'InstanceApiError';
+  constructor(
+    /** e.g. `ec2:TerminateInstances`. */
+    readonly operation: string,
+    readonly instanceId: string,
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${operation} ${instanceId} failed: ${problem}`, options);
+  }
+}

@@ -1,0 +1,242 @@
+// What both scheduled functions share: one pass per invocation, as thin as the Lambda allows.
+//
+// Event: an EventBridge scheduled event, or a manual invoke `{"dryRun": true}`. The configuration's
+// DRY_RUN is the default; an event may only make a run drier: `{"dryRun": true}` plans even where
+// DRY_RUN=false, while `{"dryRun": false}` where DRY_RUN=true is still a dry run (with a note saying
+// so). Turning acting on is a deployment decision (the stage's `dryRun` parameter), never a payload's.
+//
+// A dry run returns the plan and changes nothing anywhere: no lease, no state write, no catalog cache
+// write, no Kubernetes write (events included), no EC2 call other than Describe*. A real run takes the
+// lease (owner: the request id), saves the observed state, records node events, and acts through the
+// actuator (unfinished commands first) within the Lambda's remaining time. A pass that finds the lease
+// held returns `{ skipped: 'lease held' }` and does nothing else.
+//
+// Configuration is read once, when the module loads (cold start). A bad value is logged at once and
+// every invocation then fails with the same `ConfigError` naming the variable.
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import middy from '@middy/core';
+import type { MiddlewareObj } from '@middy/core';
+import { loadConfig, type Config, type Env } from '../app/config.ts';
+import { EventDeduper, nodeEventsFor, publishNodeEvents, type PublishReport } from '../app/observability/events.ts';
+import { Logger, stdoutSink, type LineSink } from '../app/observability/logger.ts';
+import { MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
+import { runPass, type PassResult, type PassScope } from '../app/runPass.ts';
+import { buildRuntime, type CatalogInfo, type Runtime, type WiringOverrides } from '../app/wiring.ts';
+import type { Plan } from '../core/plan.ts';
+
+export type FunctionName = 'consolidate' | 'emptiness';
+
+const SCOPE: Record<FunctionName, PassScope> = { consolidate: 'consolidation', emptiness: 'emptiness' };
+
+/** Time kept back from the Lambda's remaining time for saving, releasing the lease and logging. */
+export const DEADLINE_MARGIN_MS = 15_000;
+
+export interface HandlerDeps {
+  /** Default: process.env. */
+  readonly env?: Env;
+  /** Clients and the actuator (tests inject these). */
+  readonly overrides?: WiringOverrides;
+  /** Where log and EMF lines go. Default: stdout. */
+  readonly sink?: LineSink;
+  /** The clock, epoch ms. Default: Date.now. */
+  readonly clock?: () => number;
+}
+
+/** A manual invoke's payload. */
+export interface ManualEvent {
+  readonly dryRun?: boolean;
+}
+
+export type PassEvent = ScheduledEvent | ManualEvent | null | undefined;
+
+export interface PassInfo {
+  readonly id: string;
+  readonly function: FunctionName;
+  readonly scope: PassScope;
+  readonly trigger: 'schedule' | 'manual';
+  readonly durationMs: number;
+  readonly catalog?: { readonly source?: string; readonly pricesAsOf?: string };
+}
+
+/** The plan (CONTRACT section 5) with what this invocation did. */
+export type PassResponse = Plan & {
+  readonly pass: PassInfo;
+  /** Non-dry runs: what the actuator reported. */
+  readonly actions?: unknown;
+  readonly events?: PublishReport;
+};
+
+export interface SkippedResponse {
+  readonly skipped: 'lease held';
+  readonly pass: Omit<PassInfo, 'catalog'>;
+  readonly heldBy?: string;
+  readonly heldUntil?: string;
+}
+
+export type HandlerResponse = PassResponse | SkippedResponse;
+
+/** The payload cannot be understood (the invocation fails; nothing is done). */
+export class InvalidEventError extends Error {
+  override readonly name = 'InvalidEventError';
+}
+
+interface Invocation {
+  readonly trigger: 'schedule' | 'manual';
+  readonly requestedDryRun?: boolean;
+}
+
+export function parseInvocation(event: unknown): Invocation {
+  if (event === undefined || event === null) return { trigger: 'manual' };
+  if (typeof event !== 'object' || Array.isArray(event)) {
+    throw new InvalidEventError(`the event must be an object such as {"dryRun": true}, got ${JSON.stringify(event)}`);
+  }
+  const record = event as Record<string, unknown>;
+  const trigger = record['source'] === 'aws.events' || record['detail-type'] === 'Scheduled Event' ? 'schedule' : 'manual';
+  if (!('dryRun' in record) || record['dryRun'] === undefined) return { trigger };
+  const dryRun = record['dryRun'];
+  if (typeof dryRun !== 'boolean') throw new InvalidEventError(`event.dryRun must be true or false, got ${JSON.stringify(dryRun)}`);
+  return { trigger, requestedDryRun: dryRun };
+}
+
+/** Middy middleware: checks the payload before any work, and logs a failed invocation once, as JSON. */
+function invocationGuard(log: () => Logger): MiddlewareObj<PassEvent, HandlerResponse, Error, Context> {
+  return {
+    before: (request) => {
+      parseInvocation(request.event);
+    },
+    onError: (request) => {
+      const error = request.error;
+      log().error('invocation failed', { passId: request.context?.awsRequestId, error });
+    },
+  };
+}
+
+export function createPassHandler(functionName: FunctionName, deps: HandlerDeps = {}) {
+  const sink = deps.sink ?? stdoutSink;
+  const clock = deps.clock ?? deps.overrides?.clock ?? Date.now;
+  const env = deps.env ?? process.env;
+  const scope = SCOPE[functionName];
+
+  let config: Config | undefined;
+  let configError: unknown;
+  let log = new Logger(sink, 'info', { function: functionName }, clock);
+  try {
+    config = loadConfig(env);
+    log = new Logger(sink, config.logLevel, { function: functionName, cluster: config.clusterName }, clock);
+  } catch (error) {
+    configError = error;
+    log.error('invalid configuration: every invocation will fail until it is fixed', { error });
+  }
+
+  // Built on the first invocation, kept for the warm ones. A failed build is retried next time.
+  let runtime: Promise<Runtime> | undefined;
+  const getRuntime = (cfg: Config): Promise<Runtime> => {
+    runtime ??= buildRuntime(cfg, { ...deps.overrides, clock }).catch((error: unknown) => {
+      runtime = undefined;
+      throw error;
+    });
+    return runtime;
+  };
+  const deduper = new EventDeduper();
+
+  const run = async (event: PassEvent, context: Context): Promise<HandlerResponse> => {
+    if (configError !== undefined) throw configError;
+    const cfg = config!;
+    const startedAt = clock();
+    const passId = context.awsRequestId;
+    const invocation = parseInvocation(event);
+    const dryRun = cfg.dryRun || invocation.requestedDryRun === true;
+    const passLog = log.child({ passId, dryRun });
+    const metrics = new MetricsRecorder(sink, { cluster: cfg.clusterName });
+    const notes: string[] = [];
+    if (invocation.requestedDryRun === false && cfg.dryRun) {
+      notes.push('the event asked for dryRun=false, but DRY_RUN=true for this deployment: dry run (an event can only make a run drier)');
+    }
+    passLog.info('pass started', { trigger: invocation.trigger, scope, requestedDryRun: invocation.requestedDryRun });
+
+    const deadlineMs = startedAt + context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS;
+    let actions: unknown;
+    let events: PublishReport | undefined;
+    const catalogInfo: CatalogInfo = {};
+    try {
+      const rt = await getRuntime(cfg);
+      const act = async (result: PassResult): Promise<void> => {
+        // Events first: cheap, and worth having even if acting runs out of time.
+        if (rt.events !== undefined) {
+          events = await publishNodeEvents(nodeEventsFor(result, scope), rt.events, deduper, clock(), passLog);
+        }
+        actions = await rt.actuator.act(result, { owner: passId, scope, nowMs: startedAt, deadlineMs, log: passLog });
+      };
+      const result = await runPass(
+        rt.passDependencies(dryRun, catalogInfo),
+        {
+          nowMs: startedAt,
+          gates: cfg.gates,
+          dryRun,
+          persistState: false,
+          scope,
+          owner: passId,
+          leaseTtlMs: cfg.leaseTtlMs,
+          notes,
+        },
+        dryRun ? undefined : act,
+      );
+      const durationMs = clock() - startedAt;
+      const pass = { id: passId, function: functionName, scope, trigger: invocation.trigger, durationMs };
+      metrics.add('eks_consolidator_pass_duration_seconds', 'Seconds', durationMs / 1000, { function: functionName });
+
+      if (!result.leaseAcquired) {
+        const lease = await rt.store.readLease().catch(() => undefined);
+        metrics.add('eks_consolidator_pass_skipped_total', 'Count', 1, { function: functionName, reason: 'lease_held' });
+        passLog.info('pass skipped: another pass holds the lease', { heldBy: lease?.owner, durationMs });
+        return {
+          skipped: 'lease held',
+          pass,
+          ...(lease === undefined ? {} : { heldBy: lease.owner, heldUntil: new Date(lease.until).toISOString() }),
+        };
+      }
+
+      metrics.addAll(passMetrics(result, scope, startedAt));
+      const { plan } = result;
+      for (const decision of plan.decisions) {
+        passLog.info(dryRun ? 'decision planned' : 'decision taken', {
+          method: decision.method,
+          action: decision.action,
+          reason: decision.reason,
+          nodes: decision.nodes,
+          savingsPerHour: decision.savingsPerHour,
+          summary: decision.summary,
+        });
+      }
+      passLog.info('pass finished', {
+        durationMs,
+        decisions: plan.decisions.length,
+        candidates: plan.nodes.filter((n) => n.candidate).length,
+        nodes: plan.nodes.length,
+        savingsPerHour: plan.summary?.savingsPerHour,
+        catalog: catalogInfo.source,
+        notes: plan.notes,
+      });
+      return {
+        ...plan,
+        pass: {
+          ...pass,
+          catalog: {
+            ...(catalogInfo.source === undefined ? {} : { source: catalogInfo.source }),
+            ...(catalogInfo.pricesAsOf === undefined ? {} : { pricesAsOf: new Date(catalogInfo.pricesAsOf).toISOString() }),
+          },
+        },
+        ...(actions === undefined ? {} : { actions }),
+        ...(events === undefined ? {} : { events }),
+      };
+    } catch (error) {
+      metrics.add('eks_consolidator_pass_errors_total', 'Count', 1, { function: functionName });
+      metrics.add('eks_consolidator_pass_duration_seconds', 'Seconds', (clock() - startedAt) / 1000, { function: functionName });
+      throw error;
+    } finally {
+      metrics.flush(clock());
+    }
+  };
+
+  return middy<PassEvent, HandlerResponse, Error, Context>(run).use(invocationGuard(() => log));
+}
