@@ -110,6 +110,14 @@ export function generateCluster(options: GenerateOptions): KubeList {
     for (let i = 0; i < n; i++) s += chars[pick(chars.length)];
     return s;
   };
+  // Random suffixes collide at thousands of pods; names must be unique per namespace, as in a cluster.
+  const usedNames = new Set<string>();
+  const uniqueName = (namespace: string, base: string): string => {
+    let name = `${base}-${suffix(5)}`;
+    while (usedNames.has(`${namespace}/${name}`)) name = `${base}-${suffix(5)}`;
+    usedNames.add(`${namespace}/${name}`);
+    return name;
+  };
   const hex = (n: number): string => {
     let s = '';
     for (let i = 0; i < n; i++) s += '0123456789abcdef'[pick(16)];
@@ -228,7 +236,7 @@ export function generateCluster(options: GenerateOptions): KubeList {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
-        name: `${d.ownerReferences[0]!['name'] as string}-${suffix(5)}`,
+        name: uniqueName(d.namespace, d.ownerReferences[0]!['name'] as string),
         namespace: d.namespace,
         uid: uid(),
         labels: d.labels,
@@ -282,7 +290,7 @@ export function generateCluster(options: GenerateOptions): KubeList {
       podItems.push({
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `${ds.d.name}-${suffix(5)}`, namespace: ds.d.namespace, uid: uid(), labels: ds.labels, ownerReferences: ds.ownerReferences, creationTimestamp: podCreated },
+        metadata: { name: uniqueName(ds.d.namespace, ds.d.name), namespace: ds.d.namespace, uid: uid(), labels: ds.labels, ownerReferences: ds.ownerReferences, creationTimestamp: podCreated },
         spec: { nodeName: name, containers: ds.containers, tolerations: dsTolerations, priority: 0 },
         status: podStatus,
       });

@@ -1,16 +1,26 @@
 // Where the embedded demo and the bundled catalog live inside the package.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+const CATALOG = 'src/adapters/catalog/bundled/catalog.json';
+
 // From the ESM source (CLI, tests) the root is three levels up from this module. In the Lambda's
-// CommonJS bundle (serverless-esbuild, format cjs) `import.meta.url` is empty: the files are copied
-// into the package by serverless.yml `package.patterns` and the root is the function's task root
-// (LAMBDA_TASK_ROOT), or the working directory for `sls invoke local`.
+// CommonJS bundle (serverless-esbuild, format cjs) `import.meta.url` is empty: serverless.yml
+// `package.patterns` copies the files next to the bundle, into the working directory of the function
+// (Lambda runs in its task root; `sls invoke local` runs in .esbuild/.build).
 const moduleUrl: string | undefined = import.meta.url;
-const root = moduleUrl
-  ? new URL('../../../', moduleUrl)
-  : pathToFileURL(`${process.env['LAMBDA_TASK_ROOT'] ?? process.cwd()}/`);
+const root = moduleUrl ? new URL('../../../', moduleUrl) : pathToFileURL(`${bundleRoot()}/`);
+
+function bundleRoot(): string {
+  const candidates = [process.cwd(), process.env['LAMBDA_TASK_ROOT']].filter((d): d is string => d !== undefined && d !== '');
+  return candidates.find((dir) => existsSync(join(dir, CATALOG))) ?? candidates[0]!;
+}
 
 /** 1,345 EC2 instance types with allocatable and us-east-1 on-demand prices; spot prices estimated. */
-export const bundledCatalogPath = fileURLToPath(new URL('src/adapters/catalog/bundled/catalog.json', root));
+export const bundledCatalogPath = fileURLToPath(new URL(CATALOG, root));
 export const demoClusterPath = fileURLToPath(new URL('demo/cluster.json', root));
 export const demoNodePoolsPath = fileURLToPath(new URL('demo/nodepools.yaml', root));
+
+/** The moment the demo cluster was recorded at; planning it at another time replays it then. */
+export const DEMO_RECORDED_AT = Date.parse('2026-11-21T12:00:00Z');

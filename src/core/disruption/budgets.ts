@@ -68,6 +68,8 @@ export function budgetAllowance(
  */
 export class BudgetLedger {
   private readonly used = new Map<string, number>();
+  /** Allowances before this pass's decisions: pool nodes and time are fixed for the pass. */
+  private readonly base = new Map<string, BudgetAllowance>();
 
   constructor(
     private readonly pools: ReadonlyMap<string, NodePool>,
@@ -80,7 +82,12 @@ export class BudgetLedger {
     const pool = this.pools.get(poolName);
     const nodes = this.nodesByPool.get(poolName) ?? [];
     if (!pool) return { allowed: 0, limit: 0, inUse: 0, poolNodeCount: nodes.length };
-    const base = budgetAllowance(pool, nodes, reason, this.nowMs, this.inFlight);
+    const key = `${poolName}/${reason}`;
+    let base = this.base.get(key);
+    if (!base) {
+      base = budgetAllowance(pool, nodes, reason, this.nowMs, this.inFlight);
+      this.base.set(key, base);
+    }
     const usedNow = this.used.get(poolName) ?? 0;
     return { ...base, allowed: Math.max(0, base.allowed - usedNow), inUse: base.inUse + usedNow };
   }

@@ -76,12 +76,30 @@ export function podsByNode(cluster: Cluster): Map<string, Pod[]> {
   return byNode;
 }
 
-function pdbsMatching(pod: Pod, pdbs: readonly PodDisruptionBudget[]): PodDisruptionBudget[] {
-  return pdbs.filter((pdb) => pdb.namespace === pod.namespace && matchesSelector(pdb.selector, pod.labels));
+/**
+ * PDBs selecting a pod. Pods of one workload share their labels, so matches are computed once per
+ * (namespace, label set) and only against the PDBs of that namespace: at thousands of nodes this is
+ * the difference between seconds and milliseconds.
+ */
+function pdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonly PodDisruptionBudget[] {
+  const byNamespace = new Map<string, PodDisruptionBudget[]>();
+  for (const pdb of pdbs) byNamespace.set(pdb.namespace, [...(byNamespace.get(pdb.namespace) ?? []), pdb]);
+  const cache = new Map<string, readonly PodDisruptionBudget[]>();
+  return (pod) => {
+    const candidates = byNamespace.get(pod.namespace);
+    if (!candidates) return [];
+    const key = `${pod.namespace}\u0000${Object.entries(pod.labels).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join(',')}`;
+    let matched = cache.get(key);
+    if (!matched) {
+      matched = candidates.filter((pdb) => matchesSelector(pdb.selector, pod.labels));
+      cache.set(key, matched);
+    }
+    return matched;
+  };
 }
 
 /** Reasons a pod forbids draining its node, if any. */
-function podBlockers(pod: Pod, ctx: CandidateContext): string[] {
+function podBlockers(pod: Pod, ctx: CandidateContext, matchPdbs: (pod: Pod) => readonly PodDisruptionBudget[]): string[] {
   const reasons: string[] = [];
   const key = podKey(pod);
   const dnd = doNotDisruptProtection(pod, ctx.nowMs, ctx.parseDuration);
@@ -93,7 +111,7 @@ function podBlockers(pod: Pod, ctx: CandidateContext): string[] {
     );
   }
   if (!hasControllerOwner(pod)) reasons.push(`pod ${key} has no controller owner, so nothing would recreate it after eviction`);
-  const pdbs = pdbsMatching(pod, ctx.cluster.pdbs);
+  const pdbs = matchPdbs(pod);
   if (pdbs.length > 1) {
     const names = pdbs.map((p) => `${p.namespace}/${p.name}`).join(', ');
     reasons.push(`pod ${key} matches more than one PodDisruptionBudget (${names}); the Eviction API refuses to evict it`);
@@ -118,17 +136,23 @@ function nodeBlockers(node: Node, ctx: CandidateContext): string[] {
 /** Evaluates every node: candidates with their cost and methods, and the reasons for the rest. */
 export function evaluateNodes(ctx: CandidateContext): NodeVerdict[] {
   const byNode = podsByNode(ctx.cluster);
-  return ctx.cluster.nodes.map((node) => evaluateNode(node, byNode.get(node.name) ?? [], ctx));
+  const matchPdbs = pdbMatcher(ctx.cluster.pdbs);
+  return ctx.cluster.nodes.map((node) => evaluateNode(node, byNode.get(node.name) ?? [], ctx, matchPdbs));
 }
 
-function evaluateNode(node: Node, allPods: readonly Pod[], ctx: CandidateContext): NodeVerdict {
+function evaluateNode(
+  node: Node,
+  allPods: readonly Pod[],
+  ctx: CandidateContext,
+  matchPdbs: (pod: Pod) => readonly PodDisruptionBudget[],
+): NodeVerdict {
   const poolName = node.nodePool;
   if (poolName === undefined) return { node, poolName, candidate: undefined, reasons: ['node is not managed by a NodePool'] };
   const pool = ctx.pools.get(poolName);
   if (!pool) return { node, poolName, candidate: undefined, reasons: [`node names NodePool "${poolName}", which is not configured`] };
 
   const pods = allPods.filter(isReschedulable);
-  const reasons = [...nodeBlockers(node, ctx), ...pods.flatMap((pod) => podBlockers(pod, ctx))];
+  const reasons = [...nodeBlockers(node, ctx), ...pods.flatMap((pod) => podBlockers(pod, ctx, matchPdbs))];
   reasons.push(...(ctx.extraReasons?.(node) ?? []));
 
   if (pool.consolidateAfterMs === null) {

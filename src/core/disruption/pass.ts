@@ -12,7 +12,7 @@
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import type { Decision } from '../plan.ts';
-import type { Simulator } from '../scheduling/types.ts';
+import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal } from './applyDecision.ts';
 import { BudgetLedger } from './budgets.ts';
@@ -42,6 +42,8 @@ export interface PassInput {
   readonly methods?: readonly ('emptiness' | 'single-node' | 'multi-node')[];
   /** Only pools for which this returns true are acted on (the two functions split pools). */
   readonly poolFilter?: (pool: NodePool) => boolean;
+  /** Builds the scheduling simulation (default `createSimulator`); the benchmark wraps it to time it. */
+  readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
 }
 
 export interface PassOutcome {
@@ -96,7 +98,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   let simulator: Simulator | undefined;
   const lazySimulator: Simulator = {
     simulate: (request) => {
-      simulator ??= createSimulator({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+      simulator ??= (input.simulatorFactory ?? createSimulator)({ cluster, nodePools: input.nodePools, catalog: input.catalog });
       return simulator.simulate(request);
     },
   };

@@ -37,8 +37,11 @@ export interface NodeEvent {
 export interface NodeOperations {
   /** Adds the taint (if missing) and cordons the node. */
   taintAndCordon(nodeName: string, taint: Taint): Promise<TaintResult>;
-  /** Removes every taint with `taintKey` and uncordons the node. */
-  untaintAndUncordon(nodeName: string, taintKey: string): Promise<UntaintResult>;
+  /**
+   * Removes every taint with `taintKey` and, unless `uncordon` is false, uncordons the node (a rollback
+   * leaves a node cordoned when it was cordoned before the command).
+   */
+  untaintAndUncordon(nodeName: string, taintKey: string, options?: { readonly uncordon?: boolean }): Promise<UntaintResult>;
   getNode(nodeName: string): Promise<NodeLookup>;
   /** The node whose providerID ends with `/<instanceId>`, if one has registered. */
   findNodeByInstanceId(instanceId: string): Promise<NodeLookup>;
@@ -88,6 +91,11 @@ export interface TerminateOptions {
 export interface InstanceLauncher {
   /** Starts one instance for the replacement; idempotent per `commandId`. Throws `LaunchError`. */
   launch(request: LaunchRequest): Promise<LaunchedInstance>;
+  /**
+   * The live (pending or running) instance a launch for this command started, if any. A rollback asks
+   * when the launch's answer was lost, so that no instance is left behind.
+   */
+  findByCommand(commandId: string): Promise<LaunchedInstance | undefined>;
   /** Idempotent: an instance already shutting down, terminated or unknown is `alreadyGone`. */
   terminate(instanceId: string, options: TerminateOptions): Promise<TerminateResult>;
   describe(instanceId: string): Promise<InstanceState>;

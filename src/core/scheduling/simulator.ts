@@ -171,6 +171,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     }
     const reason = [closest.reason(), newNodeReason].filter((r) => r !== undefined).join('; ');
     unschedulable.push({ pod: p.pod, reason });
+    if (request.stopAtFirstFailure) break;
   }
 
   const newNodes: NewNodePlan[] = state.newNodes.map((node) => {

@@ -26,6 +26,11 @@ export interface SimulationRequest {
   readonly maxNewNodes: number;
   /** Restrict new nodes to these pools (default: every pool). */
   readonly newNodePools?: readonly string[];
+  /**
+   * Stop at the first pod that fits nowhere (its reason is the only one reported). Callers that only
+   * need a yes/no save the cost of placing the rest, which dominates when large sets are tried.
+   */
+  readonly stopAtFirstFailure?: boolean;
 }
 
 /** One instance type a new node could be, with the offerings (zone x capacity type) still allowed. */

@@ -24,11 +24,11 @@ export function evaluateRemoval(
     pods,
     // A node of unknown price is never replaced: only existing capacity may take its pods.
     maxNewNodes: pricesKnown ? 1 : 0,
+    stopAtFirstFailure: true,
   });
   if (!simulation.allScheduled) {
     const first = simulation.unschedulable[0]!;
-    const more = simulation.unschedulable.length > 1 ? ` (and ${simulation.unschedulable.length - 1} more)` : '';
-    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}${more}` };
+    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
   }
   const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
 
