@@ -74,9 +74,11 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (Number.isNaN(nowMs)) throw new InputError('', '--now', `"${nowText}" is not an ISO 8601 time`);
   const gates = parseFeatureGates((values['feature-gates'] as string | undefined) ?? io.env['FEATURE_GATES'], values['feature-gates'] !== undefined ? '--feature-gates' : 'FEATURE_GATES');
 
+  // CONTRACT section 1: no inputs at all plans the embedded demo; otherwise a missing --cluster is the
+  // demo's cluster, a missing --catalog the bundled catalog, a missing --config one default NodePool.
   const useDemo = values.cluster === undefined && values.catalog === undefined && values.config === undefined;
-  const clusterPath = (values.cluster as string | undefined) ?? (useDemo ? demoClusterPath : undefined);
-  if (clusterPath === undefined) throw new InputError('', '--cluster', 'is required when --catalog or --config is given');
+  const demoCluster = values.cluster === undefined;
+  const clusterPath = (values.cluster as string | undefined) ?? demoClusterPath;
   const catalogPath = (values.catalog as string | undefined) ?? bundledCatalogPath;
   const configPath = (values.config as string | undefined) ?? (useDemo ? demoNodePoolsPath : undefined);
 
@@ -88,7 +90,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   ]);
   const notes: string[] = [];
   // The demo is a recording: replay it as if recorded just now, so it plans the same on any day.
-  const cluster = useDemo ? shiftClusterTimes(recorded, nowMs - DEMO_RECORDED_AT) : recorded;
+  const cluster = demoCluster ? shiftClusterTimes(recorded, nowMs - DEMO_RECORDED_AT) : recorded;
+  if (demoCluster && !useDemo) notes.push('no --cluster: planning the bundled sample cluster (times replayed relative to now)');
   if (useDemo) notes.push('embedded demo: bundled sample cluster (times replayed relative to now), bundled catalog (spot prices are estimates), demo NodePools');
   const statePath = values.state as string | undefined;
   const { plan } = await runPass(

@@ -23,6 +23,9 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
     const decision = outcome.disruptedBy.get(name);
     const candidate = verdict.candidate !== undefined && outcome.evaluated.has(name);
     let reasons: string[] = [...verdict.reasons, ...(ctx.nodeReasons?.get(name) ?? [])];
+    if (verdict.candidate !== undefined && !outcome.evaluated.has(name)) {
+      reasons.push(`NodePool "${verdict.poolName}" is handled by the other function of this deployment (emptiness TTL owns WhenEmpty pools, consolidation the rest)`);
+    }
     if (candidate && decision === undefined) {
       const notes = outcome.notes.get(name) ?? [];
       reasons = [...reasons, ...(notes.length > 0 ? notes : reasons.length > 0 ? [] : [NOTHING_FOUND])];

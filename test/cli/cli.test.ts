@@ -88,6 +88,12 @@ describe('eks-consolidator plan', () => {
     expect(JSON.parse(r.stdout).decisions.length).toBeGreaterThan(0);
   });
 
+  it('a missing --cluster plans the bundled sample cluster with the given NodePools', () => {
+    const r = run(['plan', '--config', join(dir, 'p.yaml'), '--now', NOW]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).notes.join(' ')).toMatch(/bundled sample cluster/);
+  });
+
   it.each([
     ['a negative budget', 'budgets:\n      - nodes: "-1"', /p-bad\.yaml: NodePool "default": spec\.disruption\.budgets\[0\]\.nodes/],
     ['a schedule without duration', 'budgets:\n      - nodes: "1"\n        schedule: "@daily"', /schedule requires duration|duration/],

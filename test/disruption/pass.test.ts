@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
 import type { Catalog, Cluster, NodePool } from '../../src/core/model/types.ts';
-import { cluster, daemonSetPod, Gi, hours, m5Catalog, Mi, minutes, node, nodePool, on, pdb, pod, T0 } from '../builders.ts';
+import { cluster, daemonSetPod, Gi, hours, instanceType, m5Catalog, Mi, minutes, node, nodePool, on, pdb, pod, T0 } from '../builders.ts';
 
 function pass(c: Cluster, pools: NodePool[] = [nodePool()], catalog: Catalog = m5Catalog(), extra: Partial<PassInput> = {}) {
   return runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull, ...extra });
@@ -50,6 +50,17 @@ describe('a consolidation pass', () => {
     expect(out.decisions[0]).toMatchObject({ method: 'multi-node', action: 'replace', currentPricePerHour: 0.576 });
     expect(out.decisions[0]!.nodes).toHaveLength(3);
     expect(out.decisions[0]!.replacements[0]!.instanceTypes[0]).toBe('m5.2xlarge');
+  });
+
+  it('merges more than 100 nodes at once: no candidate cap', () => {
+    const nodes = Array.from({ length: 120 }, (_, i) => node({ name: `n${String(i).padStart(3, '0')}` }));
+    const pods = nodes.flatMap((n) => on(n.name, pod({ requests: { cpu: 1000, memory: Gi } })));
+    const catalog: Catalog = { ...m5Catalog(), instanceTypes: [...m5Catalog().instanceTypes, instanceType('x.huge', { cpu: 200_000, memory: 800 * Gi, pods: 737 }, 5.0)] };
+    const out = pass(cluster({ nodes, pods }), [nodePool()], catalog);
+    expect(out.decisions).toHaveLength(1);
+    expect(out.decisions[0]).toMatchObject({ method: 'multi-node', action: 'replace' });
+    expect(out.decisions[0]!.nodes).toHaveLength(120);
+    expect(out.decisions[0]!.replacements[0]!.instanceTypes).toEqual(['x.huge']);
   });
 
   it.each([

@@ -98,8 +98,8 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
   }
 
   async launch(request: LaunchRequest): Promise<LaunchedInstance> {
-    const existing = await this.findLaunchedFor(request.commandId);
-    if (existing !== undefined) return { ...describeLaunched(existing), reused: true };
+    const existing = await this.findByCommand(request.commandId);
+    if (existing !== undefined) return existing;
 
     const settings = launchSettings(request.nodePool);
     const subnetZones = await this.subnetZones(settings.subnetIds);
@@ -171,8 +171,8 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
     }
   }
 
-  /** A live instance an earlier attempt of this command launched (newest first), if any. */
-  private async findLaunchedFor(commandId: string): Promise<Instance | undefined> {
+  /** A live instance an earlier attempt of this command launched (the newest), if any. */
+  async findByCommand(commandId: string): Promise<LaunchedInstance | undefined> {
     const found: Instance[] = [];
     let nextToken: string | undefined;
     try {
@@ -192,7 +192,8 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
     } catch (error) {
       throw new LaunchError('api', `ec2:DescribeInstances (instances of command ${commandId}): ${describeError(error)}`, { cause: error });
     }
-    return found.sort((a, b) => (b.LaunchTime?.getTime() ?? 0) - (a.LaunchTime?.getTime() ?? 0))[0];
+    const newest = found.sort((a, b) => (b.LaunchTime?.getTime() ?? 0) - (a.LaunchTime?.getTime() ?? 0))[0];
+    return newest === undefined ? undefined : { ...describeLaunched(newest), reused: true };
   }
 
   private async subnetZones(subnetIds: readonly string[]): Promise<ReadonlyMap<string, string>> {

@@ -39,8 +39,8 @@ export class KubeNodeOperations implements NodeOperations {
     return this.writer.taintAndCordon(nodeName, taint);
   }
 
-  untaintAndUncordon(nodeName: string, taintKey: string): Promise<UntaintResult> {
-    return this.writer.untaintAndUncordon(nodeName, taintKey);
+  untaintAndUncordon(nodeName: string, taintKey: string, options: { readonly uncordon?: boolean } = {}): Promise<UntaintResult> {
+    return this.writer.untaintAndUncordon(nodeName, taintKey, options.uncordon === undefined ? {} : { uncordon: options.uncordon });
   }
 
   getNode(nodeName: string): Promise<NodeLookup> {

@@ -70,10 +70,11 @@ export function eventKey(nodeName: string, reason: string, message: string): str
   return createHash('sha256').update(`${nodeName}\u0000${reason}\u0000${message}`).digest('hex').slice(0, 16);
 }
 
-/** True (and remembered) the first time an event is seen for this command. */
-export function firstTimeEvent(detail: CommandDetail, key: string): boolean {
-  const sent = detail.events ?? [];
-  if (sent.includes(key)) return false;
-  detail.events = [...sent, key].slice(-MAX_EVENTS);
-  return true;
+export function eventSent(detail: CommandDetail, key: string): boolean {
+  return (detail.events ?? []).includes(key);
+}
+
+/** Remembers an event as sent; the oldest are forgotten past a cap (the record must stay small). */
+export function rememberEvent(detail: CommandDetail, key: string): void {
+  detail.events = [...(detail.events ?? []), key].slice(-MAX_EVENTS);
 }

@@ -1,0 +1,93 @@
+// The executor's dependencies, options and report (re-exported by executeCommands.ts).
+import type { NodePool } from '../../core/model/types.ts';
+import type { InstanceLauncher, NodeOperations } from '../../core/ports/actuator.ts';
+import type { StateStore } from '../../core/state/ports.ts';
+import type { CommandStep, DisruptionMethod } from '../../core/state/types.ts';
+
+export interface ActDeps {
+  readonly store: StateStore;
+  readonly nodes: NodeOperations;
+  readonly instances: InstanceLauncher;
+  /** The clock, epoch ms. */
+  readonly now: () => number;
+  /** Milliseconds before the Lambda is stopped (`context.getRemainingTimeInMillis`). */
+  readonly remainingMs: () => number;
+  /** Waits between polls (replacement Ready, pods leaving). Default: a timer. Tests advance a fake clock. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Told when the executor disrupted something (tainted, evicted, terminated), to start the
+   * stabilization window (`ClusterState.lastActionAt`). Called at the first action of an invocation and
+   * once more at its end if later actions followed. See `recordActionInStore`.
+   */
+  readonly onAction?: (nowMs: number) => Promise<void>;
+  /** The NodePools, for commands resumed without a pass result (a replacement's launch settings). */
+  readonly loadNodePools?: () => Promise<readonly NodePool[]>;
+  /** Extends the pass lease between polling rounds; false (lost) stops the executor. */
+  readonly renewLease?: () => Promise<boolean>;
+  /** New command ids. Default: random UUIDs. */
+  readonly newCommandId?: () => string;
+}
+
+export interface ActOptions {
+  /** Stop starting new work when the Lambda has less than this left. Default 30 s. */
+  readonly marginMs?: number;
+  /** A replacement not Ready this long after its launch is rolled back. Default 10 min. */
+  readonly replacementReadyTimeoutMs?: number;
+  /** Wait between polling rounds. Default 10 s. */
+  readonly pollIntervalMs?: number;
+  /** The most one invocation waits (sleeps) in total before leaving the rest to the next pass. Default 5 min. */
+  readonly maxWaitMs?: number;
+}
+
+export type ResolvedActOptions = Required<ActOptions>;
+
+export const DEFAULT_ACT_OPTIONS: ResolvedActOptions = {
+  marginMs: 30_000,
+  replacementReadyTimeoutMs: 10 * 60_000,
+  pollIntervalMs: 10_000,
+  maxWaitMs: 5 * 60_000,
+};
+
+/** Why a command stopped short of a final step in this invocation. */
+export type StopReason = 'time' | 'conflict' | 'error' | 'lease';
+
+export interface CommandReport {
+  readonly id: string;
+  readonly nodes: readonly string[];
+  readonly method: DisruptionMethod;
+  readonly action: 'delete' | 'replace';
+  /** The step the command was at when this invocation picked it up; `new` when it created it. */
+  readonly from: CommandStep | 'new';
+  /** The step reached (as stored). */
+  readonly step: CommandStep;
+  /** Pods evicted by this invocation. */
+  readonly evicted: number;
+  /** Pods a PodDisruptionBudget refused in the last eviction round. */
+  readonly blocked: number;
+  /** Pods still keeping an old node alive after the last round. */
+  readonly remainingPods: number;
+  readonly launchedInstanceId?: string;
+  readonly replacementNodeName?: string;
+  /** Instances of old nodes this invocation terminated. */
+  readonly terminatedInstances: readonly string[];
+  /** Still waiting (for the next poll or pass): on the replacement to be Ready, or on pods to leave. */
+  readonly waitingFor?: 'replacement' | 'pods';
+  readonly stoppedBecause?: StopReason;
+  /** Errors met by this invocation. */
+  readonly errors: readonly string[];
+}
+
+export interface SkippedDecision {
+  /** Index into the plan's decisions. */
+  readonly decision: number;
+  readonly nodes: readonly string[];
+  readonly why: string;
+}
+
+export interface ExecutionReport {
+  readonly commands: readonly CommandReport[];
+  /** Decisions not started (the cluster moved on since the plan, or they cannot be carried out). */
+  readonly skipped: readonly SkippedDecision[];
+  /** Errors not tied to one command (listing commands, recording the action time, the lease). */
+  readonly errors: readonly string[];
+}

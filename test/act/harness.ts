@@ -1,0 +1,367 @@
+// A world for executor tests: the real KubeWriter (through KubeNodeOperations) against the fake
+// Kubernetes API on loopback, EC2 mocked with aws-sdk-client-mock behind a small stateful fake (so
+// idempotency can be observed: instances found by tag, ClientToken replays, terminate twice), the real
+// DynamoStateStore on dynalite, and a fake clock that `sleep` advances.
+import {
+  CreateFleetCommand,
+  DescribeInstancesCommand,
+  DescribeSubnetsCommand,
+  EC2Client,
+  TerminateInstancesCommand,
+  type CreateFleetCommandInput,
+  type Filter,
+  type Instance,
+} from '@aws-sdk/client-ec2';
+import { mockClient } from 'aws-sdk-client-mock';
+import { Ec2InstanceLauncher } from '../../src/adapters/aws/ec2Launcher.ts';
+import { DynamoStateStore } from '../../src/adapters/dynamodb/dynamoStateStore.ts';
+import { createStateTable } from '../../src/adapters/dynamodb/tableSchema.ts';
+import { kubeConfigFromEndpoint } from '../../src/adapters/kubernetes/kubeClient.ts';
+import { KubeNodeOperations } from '../../src/adapters/kubernetes/nodeOperations.ts';
+import type { ActDeps, ActOptions } from '../../src/app/act/executeCommands.ts';
+import type { PassResult } from '../../src/app/runPass.ts';
+import { defaultNodePool } from '../../src/core/input/nodePools.ts';
+import type { NodePool } from '../../src/core/model/types.ts';
+import type { Decision } from '../../src/core/plan.ts';
+import type { StateStore } from '../../src/core/state/ports.ts';
+import { emptyPassState, type DisruptionCommand } from '../../src/core/state/types.ts';
+import { kubeNode, startFakeKubeApi, type FakeKubeApi } from '../support/fakeKubeApi.ts';
+import { uniqueTableName, type LocalDynamo } from '../support/dynalite.ts';
+
+export const T0 = Date.parse('2026-11-21T12:00:00Z');
+
+export const POOL: NodePool = {
+  ...defaultNodePool(),
+  launch: {
+    'eks-consolidator/launch-template': 'lt-0abc123',
+    'eks-consolidator/subnets': 'subnet-a, subnet-b',
+  },
+};
+
+/** Options that keep tests short: 10 s polls, a 30 s margin. */
+export const FAST: ActOptions = { pollIntervalMs: 10_000, marginMs: 30_000, replacementReadyTimeoutMs: 10 * 60_000, maxWaitMs: 60 * 60_000 };
+
+/** The instance id the fake API's `kubeNode` puts in a node's providerID. */
+export function instanceIdOf(nodeName: string): string {
+  const providerId = ((kubeNode(nodeName)['spec'] as Record<string, unknown>)['providerID'] as string) ?? '';
+  return providerId.slice(providerId.lastIndexOf('/') + 1);
+}
+
+export function replaceDecision(nodes: readonly string[], overrides: Partial<Decision> = {}): Decision {
+  return {
+    method: nodes.length > 1 ? 'multi-node' : 'single-node',
+    reason: 'Underutilized',
+    action: 'replace',
+    nodes,
+    replacements: [
+      {
+        instanceTypes: ['m5.large', 'm5a.large'],
+        capacityType: 'on-demand',
+        zones: ['us-east-1a'],
+        pricePerHour: 0.086,
+        nodePool: POOL.name,
+        worstPricePerHour: 0.096,
+      },
+    ],
+    currentPricePerHour: 0.192 * nodes.length,
+    replacementPricePerHour: 0.086,
+    savingsPerHour: 0.1,
+    disruptionCost: 1,
+    evictedPods: [],
+    ...overrides,
+  };
+}
+
+export function deleteDecision(nodes: readonly string[], method: Decision['method'] = 'emptiness'): Decision {
+  return {
+    method,
+    reason: method === 'emptiness' ? 'Empty' : 'Underutilized',
+    action: 'delete',
+    nodes,
+    replacements: [],
+    currentPricePerHour: 0.096,
+    replacementPricePerHour: 0,
+    savingsPerHour: 0.096,
+    disruptionCost: 0,
+    evictedPods: [],
+  };
+}
+
+export function passResult(decisions: readonly Decision[]): PassResult {
+  return {
+    plan: { dryRun: false, evaluatedAt: '2026-11-21T12:00:00Z', decisions, nodes: [] },
+    leaseAcquired: true,
+    state: emptyPassState(),
+    nodePools: [POOL],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// EC2
+
+interface FakeInstance {
+  readonly id: string;
+  state: string;
+  readonly tags: Record<string, string>;
+  readonly type: string;
+  readonly zone: string;
+  readonly launchTime: Date;
+}
+
+const notFound = (id: string): Error =>
+  Object.assign(new Error(`The instance ID '${id}' does not exist`), { name: 'InvalidInstanceID.NotFound' });
+
+/** EC2 as far as the launcher uses it, with state, behind aws-sdk-client-mock. */
+export class FakeEc2 {
+  readonly mock = mockClient(EC2Client);
+  readonly client = new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  readonly instances = new Map<string, FakeInstance>();
+  readonly fleetRequests: CreateFleetCommandInput[] = [];
+  readonly terminateCalls: string[] = [];
+  /** When set, CreateFleet launches nothing and answers these errors. */
+  fleetErrors: { ErrorCode: string; ErrorMessage: string }[] | undefined;
+  /** Called with each new instance (e.g. to register its node in the fake Kubernetes API). */
+  onLaunch: ((instanceId: string) => void) | undefined;
+  private readonly byToken = new Map<string, string>();
+  private seq = 0;
+
+  constructor() {
+    this.mock.on(DescribeSubnetsCommand).callsFake(async (input: { SubnetIds?: string[] }) => ({
+      Subnets: (input.SubnetIds ?? []).map((id) => ({ SubnetId: id, AvailabilityZone: id === 'subnet-a' ? 'us-east-1a' : 'us-east-1b' })),
+    }));
+    this.mock.on(DescribeInstancesCommand).callsFake(async (input: { InstanceIds?: string[]; Filters?: Filter[] }) => {
+      let found: FakeInstance[];
+      if (input.InstanceIds !== undefined) {
+        found = input.InstanceIds.map((id) => {
+          const instance = this.instances.get(id);
+          if (instance === undefined) throw notFound(id);
+          return instance;
+        });
+      } else {
+        found = [...this.instances.values()].filter((i) => (input.Filters ?? []).every((f) => matchesFilter(i, f)));
+      }
+      return { Reservations: found.length === 0 ? [] : [{ Instances: found.map(toSdk) }] };
+    });
+    this.mock.on(CreateFleetCommand).callsFake(async (input: CreateFleetCommandInput) => {
+      this.fleetRequests.push(input);
+      const replay = input.ClientToken === undefined ? undefined : this.byToken.get(input.ClientToken);
+      if (replay !== undefined) return fleetAnswer(this.instances.get(replay)!);
+      if (this.fleetErrors !== undefined) {
+        return {
+          Instances: [],
+          Errors: this.fleetErrors.map((e) => ({ ...e, Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large' } } })),
+        };
+      }
+      const override = input.LaunchTemplateConfigs?.[0]?.Overrides?.[0];
+      const tags = Object.fromEntries((input.TagSpecifications?.[0]?.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
+      this.seq += 1;
+      const instance: FakeInstance = {
+        id: `i-0replacement${String(this.seq).padStart(5, '0')}`,
+        state: 'pending',
+        tags,
+        type: String(override?.InstanceType ?? 'm5.large'),
+        zone: override?.SubnetId === 'subnet-b' ? 'us-east-1b' : 'us-east-1a',
+        launchTime: new Date(T0),
+      };
+      this.instances.set(instance.id, instance);
+      if (input.ClientToken !== undefined) this.byToken.set(input.ClientToken, instance.id);
+      this.onLaunch?.(instance.id);
+      return fleetAnswer(instance);
+    });
+    this.mock.on(TerminateInstancesCommand).callsFake(async (input: { InstanceIds?: string[] }) => {
+      const changes = (input.InstanceIds ?? []).map((id) => {
+        const instance = this.instances.get(id);
+        if (instance === undefined) throw notFound(id);
+        this.terminateCalls.push(id);
+        const previous = instance.state;
+        instance.state = 'shutting-down';
+        return { InstanceId: id, PreviousState: { Name: previous }, CurrentState: { Name: 'shutting-down' } };
+      });
+      return { TerminatingInstances: changes };
+    });
+  }
+
+  /** An instance Karpenter launched for an existing node (none of our tags). */
+  addExisting(instanceId: string, zone = 'us-east-1a'): void {
+    this.instances.set(instanceId, {
+      id: instanceId,
+      state: 'running',
+      tags: { 'karpenter.sh/nodepool': 'default' },
+      type: 'm5.large',
+      zone,
+      launchTime: new Date(T0 - 3_600_000),
+    });
+  }
+
+  launched(): FakeInstance[] {
+    return [...this.instances.values()].filter((i) => i.tags['eks-consolidator/managed'] === 'true');
+  }
+
+  restore(): void {
+    this.mock.restore();
+    this.client.destroy();
+  }
+}
+
+function matchesFilter(instance: FakeInstance, filter: Filter): boolean {
+  const values = filter.Values ?? [];
+  if (filter.Name === 'instance-state-name') return values.includes(instance.state);
+  if (filter.Name?.startsWith('tag:')) return values.includes(instance.tags[filter.Name.slice(4)] ?? '\u0000');
+  return true;
+}
+
+function toSdk(i: FakeInstance): Instance {
+  return {
+    InstanceId: i.id,
+    InstanceType: i.type as Instance['InstanceType'],
+    State: { Name: i.state as NonNullable<Instance['State']>['Name'] },
+    Tags: Object.entries(i.tags).map(([Key, Value]) => ({ Key, Value })),
+    Placement: { AvailabilityZone: i.zone },
+    LaunchTime: i.launchTime,
+  };
+}
+
+function fleetAnswer(i: FakeInstance) {
+  return {
+    FleetId: 'fleet-0abc',
+    Errors: [],
+    Instances: [
+      {
+        InstanceIds: [i.id],
+        InstanceType: i.type as Instance['InstanceType'],
+        Lifecycle: 'on-demand' as const,
+        LaunchTemplateAndOverrides: { Overrides: { InstanceType: i.type as Instance['InstanceType'], SubnetId: i.zone === 'us-east-1b' ? 'subnet-b' : 'subnet-a' } },
+      },
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The world
+
+export interface Clock {
+  nowMs: number;
+}
+
+export interface World {
+  readonly api: FakeKubeApi;
+  readonly ec2: FakeEc2;
+  readonly store: DynamoStateStore;
+  readonly clock: Clock;
+  /** Times `onAction` was told about. */
+  readonly actions: number[];
+  /** Deps for one invocation with `budgetMs` of Lambda time; `store` may be swapped (crash tests). */
+  deps(budgetMs: number, overrides?: Partial<ActDeps>): ActDeps;
+  /** Registers the node of a launched instance in the fake Kubernetes API. */
+  registerNode(instanceId: string, name: string, ready: boolean): void;
+  commands(): Promise<DisruptionCommand[]>;
+  close(): Promise<void>;
+}
+
+export async function startWorld(db: LocalDynamo, objects: readonly unknown[]): Promise<World> {
+  const api = await startFakeKubeApi({ objects });
+  const ec2 = new FakeEc2();
+  for (const object of objects) {
+    const o = object as { kind?: string; metadata?: { name?: string }; spec?: { providerID?: string } };
+    if (o.kind === 'Node' && o.spec?.providerID) ec2.addExisting(o.spec.providerID.slice(o.spec.providerID.lastIndexOf('/') + 1));
+  }
+  const tableName = uniqueTableName('act');
+  await createStateTable(db.client, tableName);
+  const clock: Clock = { nowMs: T0 };
+  const store = new DynamoStateStore({ client: db.client, tableName, clusterName: 'test', clock: () => clock.nowMs });
+  const nodes = new KubeNodeOperations(kubeConfigFromEndpoint({ server: api.url, caData: api.caData, token: api.token }), {
+    now: () => clock.nowMs,
+  });
+  const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName: 'test' });
+  const actions: number[] = [];
+  let ids = 0;
+  return {
+    api,
+    ec2,
+    store,
+    clock,
+    actions,
+    deps(budgetMs, overrides = {}) {
+      const deadline = clock.nowMs + budgetMs;
+      return {
+        store,
+        nodes,
+        instances: launcher,
+        now: () => clock.nowMs,
+        remainingMs: () => deadline - clock.nowMs,
+        sleep: async (ms) => {
+          clock.nowMs += ms;
+        },
+        onAction: async (t) => {
+          actions.push(t);
+        },
+        loadNodePools: async () => [POOL],
+        newCommandId: () => `cmd-${++ids}`,
+        ...overrides,
+      };
+    },
+    registerNode(instanceId, name, ready) {
+      api.store.put({ ...kubeNode(name, { ready, createdAt: new Date(clock.nowMs).toISOString() }), spec: { providerID: `aws:///us-east-1a/${instanceId}` } });
+    },
+    commands: () => store.listCommands(clock.nowMs),
+    close: async () => {
+      ec2.restore();
+      await api.close();
+    },
+  };
+}
+
+/** A store that dies at its `crashAt`-th putCommand and on every one after: the Lambda crashed. */
+export class CrashingStore implements StateStore {
+  puts = 0;
+  constructor(
+    private readonly inner: StateStore,
+    private readonly crashAt: number,
+  ) {}
+  load: StateStore['load'] = (nowMs) => this.inner.load(nowMs);
+  save: StateStore['save'] = (next, previous, nowMs) => this.inner.save(next, previous, nowMs);
+  acquireLease: StateStore['acquireLease'] = (owner, nowMs, ttlMs) => this.inner.acquireLease(owner, nowMs, ttlMs);
+  renewLease: StateStore['renewLease'] = (owner, nowMs, ttlMs) => this.inner.renewLease(owner, nowMs, ttlMs);
+  releaseLease: StateStore['releaseLease'] = (owner) => this.inner.releaseLease(owner);
+  readLease: StateStore['readLease'] = () => this.inner.readLease();
+  listCommands: StateStore['listCommands'] = (nowMs) => this.inner.listCommands(nowMs);
+  putCommand: StateStore['putCommand'] = async (cmd, expectedVersion) => {
+    this.puts += 1;
+    if (this.puts >= this.crashAt) throw new Error(`simulated crash before recording put #${this.puts} (step ${cmd.step})`);
+    return this.inner.putCommand(cmd, expectedVersion);
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Reading the fake API
+
+export function nodeSpec(api: FakeKubeApi, name: string): { taints?: { key: string; effect: string }[]; unschedulable?: boolean } | undefined {
+  const node = api.store.get('Node', name);
+  return node === undefined ? undefined : ((node['spec'] ?? {}) as { taints?: { key: string; effect: string }[]; unschedulable?: boolean });
+}
+
+export function events(api: FakeKubeApi, reason?: string): { node: string; reason: string; message: string; type: string }[] {
+  return api.store
+    .list('Event')
+    .map((e) => ({
+      node: String((e['involvedObject'] as Record<string, unknown>)['name']),
+      reason: String(e['reason']),
+      message: String(e['message']),
+      type: String(e['type']),
+    }))
+    .filter((e) => reason === undefined || e.reason === reason);
+}
+
+/** Nodes actually deleted (a repeated, idempotent DELETE answered 404 is not counted). */
+export function deletedNodes(api: FakeKubeApi): string[] {
+  return api.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith('/api/v1/nodes/') && r.status === 200).map((r) => decodeURIComponent(r.path.slice('/api/v1/nodes/'.length)));
+}
+
+export function evictions(api: FakeKubeApi): { pod: string; status: number }[] {
+  return api.requests
+    .filter((r) => r.method === 'POST' && r.path.endsWith('/eviction'))
+    .map((r) => {
+      const parts = r.path.split('/');
+      return { pod: `${parts[4]}/${parts[6]}`, status: r.status };
+    });
+}
