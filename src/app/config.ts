@@ -16,8 +16,9 @@
 //   DYNAMODB_ENDPOINT                   optional; e.g. `http://127.0.0.1:8000` (dynalite) for local runs
 //   LOG_LEVEL                           `debug` | `info` (default) | `warn` | `error`
 //
-// Relative `file:` paths are resolved against the function's root: LAMBDA_TASK_ROOT in Lambda (where
-// `package.patterns` puts the files), the working directory elsewhere (`sls invoke local`, tests).
+// Relative `file:` paths are resolved against the working directory: in Lambda that is the task root,
+// where serverless.yml `package.patterns` puts the files; `sls invoke local` runs in .esbuild/.build,
+// where serverless-esbuild copies the same files.
 import { isAbsolute, resolve } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import { parseFeatureGates, type FeatureGates } from '../core/featureGates.ts';
@@ -57,7 +58,7 @@ export class ConfigError extends Error {
 export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Reads and checks every variable; throws the first `ConfigError` found. */
-export function loadConfig(env: Env, baseDir: string = env['LAMBDA_TASK_ROOT'] ?? process.cwd()): Config {
+export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
   const clusterName = required(env, 'CLUSTER_NAME');
   // EKS cluster names: 1-100 characters, letters, digits, hyphens and underscores, starting alphanumeric.
   if (!/^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$/.test(clusterName)) {

@@ -16,19 +16,24 @@ import { PricingClient } from '@aws-sdk/client-pricing';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { createLiveCatalogSource } from '../adapters/aws/liveCatalogSource.ts';
 import { pricingEndpointRegion } from '../adapters/aws/pricing.ts';
-import { bundledCatalogPath } from '../adapters/catalog/bundledPaths.ts';
+import { Ec2InstanceLauncher } from '../adapters/aws/ec2Launcher.ts';
+import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath } from '../adapters/catalog/bundledPaths.ts';
 import { DynamoDbCatalogCache } from '../adapters/dynamodb/catalogCache.ts';
 import { DynamoStateStore } from '../adapters/dynamodb/dynamoStateStore.ts';
 import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
 import { callKube, eksKubeConfig, listAllPages } from '../adapters/kubernetes/kubeClient.ts';
 import type { AwsCredentials } from '../adapters/kubernetes/eksToken.ts';
 import { KubeWriter } from '../adapters/kubernetes/kubeWriter.ts';
+import { KubeNodeOperations } from '../adapters/kubernetes/nodeOperations.ts';
 import { LiveClusterSource } from '../adapters/kubernetes/liveClusterSource.ts';
 import { InputError } from '../core/errors.ts';
 import { parseNodePools } from '../core/input/nodePools.ts';
+import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import type { Catalog, NodePool } from '../core/model/types.ts';
+import type { InstanceLauncher, NodeOperations } from '../core/ports/actuator.ts';
 import type { CatalogCache, CatalogLoad, CatalogOrigin } from '../core/ports/catalog.ts';
 import type { StateStore } from '../core/state/ports.ts';
+import { actOnPass, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
 import type { Config } from './config.ts';
 import type { EventWriter } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
@@ -36,7 +41,7 @@ import type { PassDependencies, PassResult, PassScope } from './runPass.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // The actuator seam. The handler calls `actuator.act(result, context)` while it holds the lease, in a
-// non-dry run only. `createActuator` below is the one place that connects the real implementation.
+// non-dry run only. `createActuator` below connects the executor; tests inject their own.
 
 export interface ActContext {
   /** The lease owner (the Lambda request id). */
@@ -46,6 +51,8 @@ export interface ActContext {
   readonly nowMs: number;
   /** Epoch ms by which acting must have stopped (the Lambda's remaining time minus a margin). */
   readonly deadlineMs: number;
+  /** The Lambda's remaining time now (`context.getRemainingTimeInMillis`). */
+  readonly remainingMs: () => number;
   readonly log: Logger;
 }
 
@@ -58,26 +65,62 @@ export interface Actuator {
 export interface ActuatorParts {
   readonly config: Config;
   readonly store: StateStore;
-  /** Absent for a file cluster source (which only allows dry runs). */
-  readonly kubeWriter?: KubeWriter;
-  readonly ec2: EC2Client;
+  /** Taint, evict, delete, events. Absent for a file cluster source (which only allows dry runs). */
+  readonly nodes?: NodeOperations;
+  /** EC2 Fleet launches tagged `eks-consolidator/managed=true` and `kubernetes.io/cluster/<name>=owned`. */
+  readonly instances: InstanceLauncher;
+  readonly loadNodePools: () => Promise<readonly NodePool[]>;
   readonly clock: () => number;
 }
 
 export type ActuatorFactory = (parts: ActuatorParts) => Actuator;
 
 /**
- * The production actuator. Until `src/app/act/executeCommands.ts` lands it carries nothing out and says
- * so; connecting it is the body below (resumeCommands, then executePlan, within `deadlineMs`).
+ * The production actuator: `actOnPass` (src/app/act/executeCommands.ts) resumes every unfinished
+ * command first, then starts this pass's decisions, in one polling loop that stops starting work when
+ * the Lambda's remaining time runs short and renews the lease between rounds.
  */
-export const createActuator: ActuatorFactory = () => ({
-  async act(result, context) {
-    context.log.warn('actuator not connected: decisions were planned and state recorded, nothing was carried out', {
-      decisions: result.plan.decisions.length,
-    });
-    return { carriedOut: 0, note: 'actuator not connected in this build' };
-  },
-});
+export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
+  return (parts) => ({
+    async act(result, context) {
+      const nodes = parts.nodes;
+      if (nodes === undefined) throw new Error('a cluster read from a file cannot be acted on (CLUSTER_SOURCE=file: allows dry runs only)');
+      const deps: ActDeps = {
+        store: parts.store,
+        nodes,
+        instances: parts.instances,
+        now: parts.clock,
+        remainingMs: context.remainingMs,
+        onAction: recordActionInStore(parts.store),
+        loadNodePools: parts.loadNodePools,
+        renewLease: () => parts.store.renewLease(context.owner, parts.clock(), parts.config.leaseTtlMs),
+        ...(tuning.sleep === undefined ? {} : { sleep: tuning.sleep }),
+      };
+      const report = await actOnPass(result, deps, {
+        replacementReadyTimeoutMs: parts.config.replacementReadyTimeoutMs,
+        ...tuning.options,
+      });
+      logReport(report, context.log);
+      return report;
+    },
+  });
+}
+
+/** Test and tuning knobs of the executor (poll interval, wait budget, a fake sleep). */
+export interface ActTuning {
+  readonly options?: ActOptions;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+function logReport(report: ExecutionReport, log: Logger): void {
+  for (const command of report.commands) {
+    const fields = { command: command.id, nodes: command.nodes, from: command.from, step: command.step, evicted: command.evicted, blocked: command.blocked };
+    if (command.errors.length > 0) log.warn('disruption command', { ...fields, errors: command.errors, stoppedBecause: command.stoppedBecause });
+    else log.info('disruption command', { ...fields, waitingFor: command.waitingFor, stoppedBecause: command.stoppedBecause });
+  }
+  for (const skipped of report.skipped) log.info('decision not started', { ...skipped });
+  for (const error of report.errors) log.warn('actuator error', { error });
+}
 
 // ---------------------------------------------------------------------------------------------------
 // The runtime
@@ -89,6 +132,8 @@ export interface WiringOverrides {
   readonly kubeConfig?: KubeConfig;
   readonly dynamoDb?: DynamoDBClient;
   readonly actuator?: ActuatorFactory;
+  /** Executor tuning for the default actuator (tests: a fake sleep, short waits). */
+  readonly act?: ActTuning;
   readonly clock?: () => number;
 }
 
@@ -135,7 +180,11 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
 
   const readCluster =
     config.clusterSource.kind === 'file'
-      ? ((path: string) => () => readClusterFile(path))(config.clusterSource.path)
+      ? ((path: string) => async () => {
+          const cluster = await readClusterFile(path);
+          // The embedded demo is replayed at the current time, as the CLI does (bundledPaths.ts).
+          return path === demoClusterPath ? shiftClusterTimes(cluster, clock() - DEMO_RECORDED_AT) : cluster;
+        })(config.clusterSource.path)
       : ((source: LiveClusterSource) => () => source.read())(new LiveClusterSource(kubeConfig!));
 
   const loadNodePools =
@@ -157,16 +206,22 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
           maxAgeMs: config.catalogMaxAgeMs,
         });
 
-  const kubeWriter =
-    kubeConfig === undefined
-      ? undefined
-      : new KubeWriter(kubeConfig, { now: clock, instance: process.env['AWS_LAMBDA_LOG_STREAM_NAME'] ?? 'eks-consolidator' });
-  const actuator = (overrides.actuator ?? createActuator)({
+  const writerOptions = { now: clock, instance: process.env['AWS_LAMBDA_LOG_STREAM_NAME'] ?? 'eks-consolidator' };
+  const kubeWriter = kubeConfig === undefined ? undefined : new KubeWriter(kubeConfig, writerOptions);
+  const nodes = kubeConfig === undefined ? undefined : new KubeNodeOperations(kubeConfig, { ...writerOptions, writer: kubeWriter! });
+  const instances = new Ec2InstanceLauncher({
+    client: ec2,
+    clusterName: config.clusterName,
+    // The IAM policy (serverless.yml) lets the function launch and terminate only instances tagged so.
+    extraTags: { [`kubernetes.io/cluster/${config.clusterName}`]: 'owned' },
+  });
+  const actuator = (overrides.actuator ?? createActuator(overrides.act))({
     config,
     store,
-    ec2,
+    instances,
+    loadNodePools,
     clock,
-    ...(kubeWriter === undefined ? {} : { kubeWriter }),
+    ...(nodes === undefined ? {} : { nodes }),
   });
 
   return {

@@ -16,7 +16,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import middy from '@middy/core';
 import type { MiddlewareObj } from '@middy/core';
-import { loadConfig, type Config, type Env } from '../app/config.ts';
+import { ConfigError, loadConfig, type Config, type Env } from '../app/config.ts';
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type PublishReport } from '../app/observability/events.ts';
 import { Logger, stdoutSink, type LineSink } from '../app/observability/logger.ts';
 import { MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
@@ -125,7 +125,8 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
     log = new Logger(sink, config.logLevel, { function: functionName, cluster: config.clusterName }, clock);
   } catch (error) {
     configError = error;
-    log.error('invalid configuration: every invocation will fail until it is fixed', { error });
+    const fields = error instanceof ConfigError ? { variable: error.variable, problem: error.problem } : { error };
+    log.error(`invalid configuration: every invocation will fail until it is fixed: ${(error as Error).message}`, fields);
   }
 
   // Built on the first invocation, kept for the warm ones. A failed build is retried next time.
@@ -165,7 +166,14 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
         if (rt.events !== undefined) {
           events = await publishNodeEvents(nodeEventsFor(result, scope), rt.events, deduper, clock(), passLog);
         }
-        actions = await rt.actuator.act(result, { owner: passId, scope, nowMs: startedAt, deadlineMs, log: passLog });
+        actions = await rt.actuator.act(result, {
+          owner: passId,
+          scope,
+          nowMs: startedAt,
+          deadlineMs,
+          remainingMs: () => context.getRemainingTimeInMillis(),
+          log: passLog,
+        });
       };
       const result = await runPass(
         rt.passDependencies(dryRun, catalogInfo),

@@ -19,20 +19,9 @@ import {
 } from './kubeClient.ts';
 import type { KubeApis } from './kubeClient.ts';
 
-export type TaintResult = 'tainted' | 'alreadyTainted' | 'gone';
-export type UntaintResult = 'untainted' | 'alreadyClean' | 'gone';
-export type EvictionResult = 'evicted' | 'blockedByPdb' | 'gone';
-export type DeleteResult = 'deleted' | 'gone';
-
-export type NodeLookup =
-  | { readonly exists: false }
-  | {
-      readonly exists: true;
-      /** Ready condition is True. */
-      readonly ready: boolean;
-      /** The node as the model sees it (taints, unschedulable, deleting, labels, ...). */
-      readonly node: Node;
-    };
+// The result shapes are the actuator port's (src/core/ports/actuator.ts): this adapter implements them.
+export type { DeleteResult, EvictionResult, NodeLookup, TaintResult, UntaintResult } from '../../core/ports/actuator.ts';
+import type { DeleteResult, EvictionResult, NodeLookup, TaintResult, UntaintResult } from '../../core/ports/actuator.ts';
 
 export interface NodeEvent {
   readonly nodeName: string;

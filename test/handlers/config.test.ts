@@ -1,0 +1,113 @@
+// The configuration is read once from the environment; every bad value is an error naming the variable.
+import type { Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Env } from '../../src/app/config.ts';
+import { createConsolidateHandler } from '../../src/handlers/consolidate.ts';
+
+const base: Env = { CLUSTER_NAME: 'prod-eks', AWS_REGION: 'eu-west-1', TABLE_NAME: 'eks-consolidator-prod-state' };
+
+function errorOf(env: Env): ConfigError {
+  try {
+    loadConfig(env, '/var/task');
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('has safe defaults', () => {
+    const config = loadConfig(base, '/var/task');
+    expect(config).toEqual({
+      clusterName: 'prod-eks',
+      region: 'eu-west-1',
+      tableName: 'eks-consolidator-prod-state',
+      clusterSource: { kind: 'eks' },
+      nodePoolsSource: { kind: 'kubernetes' },
+      gates: { spotToSpotConsolidation: false },
+      dryRun: true,
+      catalogMaxAgeMs: 12 * 3_600_000,
+      leaseTtlMs: 300_000,
+      replacementReadyTimeoutMs: 600_000,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig(
+      {
+        ...base,
+        DRY_RUN: 'FALSE',
+        FEATURE_GATES: 'SpotToSpotConsolidation=true',
+        NODEPOOLS_SOURCE: 'file:config/nodepools.yaml',
+        CATALOG_MAX_AGE_HOURS: '6',
+        LEASE_TTL_SECONDS: '120',
+        REPLACEMENT_READY_TIMEOUT_SECONDS: '900',
+        DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+        LOG_LEVEL: 'debug',
+      },
+      '/var/task',
+    );
+    expect(config).toMatchObject({
+      dryRun: false,
+      gates: { spotToSpotConsolidation: true },
+      nodePoolsSource: { kind: 'file', path: '/var/task/config/nodepools.yaml' },
+      catalogMaxAgeMs: 6 * 3_600_000,
+      leaseTtlMs: 120_000,
+      replacementReadyTimeoutMs: 900_000,
+      dynamoDbEndpoint: 'http://127.0.0.1:8000',
+      logLevel: 'debug',
+    });
+    expect(loadConfig({ ...base, CLUSTER_SOURCE: 'file:/data/cluster.json', NODEPOOLS_SOURCE: 'file:np.yaml' }, '/x').clusterSource).toEqual({
+      kind: 'file',
+      path: '/data/cluster.json',
+    });
+  });
+
+  it.each([
+    [{ CLUSTER_NAME: undefined }, 'CLUSTER_NAME', /is required but not set/],
+    [{ CLUSTER_NAME: '  ' }, 'CLUSTER_NAME', /is required/],
+    [{ CLUSTER_NAME: 'my cluster' }, 'CLUSTER_NAME', /not an EKS cluster name/],
+    [{ AWS_REGION: undefined }, 'AWS_REGION', /is required/],
+    [{ AWS_REGION: 'Ireland' }, 'AWS_REGION', /not an AWS region/],
+    [{ TABLE_NAME: undefined }, 'TABLE_NAME', /is required/],
+    [{ TABLE_NAME: 'a/b' }, 'TABLE_NAME', /not a DynamoDB table name/],
+    [{ DRY_RUN: 'yes' }, 'DRY_RUN', /"yes" is not true or false/],
+    [{ FEATURE_GATES: 'SpotToSpot=true' }, 'FEATURE_GATES', /unknown feature gate "SpotToSpot"/],
+    [{ FEATURE_GATES: 'SpotToSpotConsolidation' }, 'FEATURE_GATES', /is not NAME=true\|false/],
+    [{ NODEPOOLS_SOURCE: 's3://bucket/pools.yaml' }, 'NODEPOOLS_SOURCE', /neither `kubernetes` nor file:<path>/],
+    [{ NODEPOOLS_SOURCE: 'file:' }, 'NODEPOOLS_SOURCE', /needs a path/],
+    [{ CLUSTER_SOURCE: 'kubeconfig' }, 'CLUSTER_SOURCE', /neither `eks` nor file:<path>/],
+    [{ CLUSTER_SOURCE: 'file:c.json' }, 'NODEPOOLS_SOURCE', /no API to read NodePools from/],
+    [{ CLUSTER_SOURCE: 'file:c.json', NODEPOOLS_SOURCE: 'file:n.yaml', DRY_RUN: 'false' }, 'DRY_RUN', /cannot be acted on/],
+    [{ CATALOG_MAX_AGE_HOURS: 'twelve' }, 'CATALOG_MAX_AGE_HOURS', /not a number/],
+    [{ LEASE_TTL_SECONDS: '10' }, 'LEASE_TTL_SECONDS', /outside 30\.\.3600/],
+    [{ LEASE_TTL_SECONDS: '90.5' }, 'LEASE_TTL_SECONDS', /not a whole number/],
+    [{ REPLACEMENT_READY_TIMEOUT_SECONDS: '-1' }, 'REPLACEMENT_READY_TIMEOUT_SECONDS', /not a whole number/],
+    [{ DYNAMODB_ENDPOINT: '127.0.0.1:8000' }, 'DYNAMODB_ENDPOINT', /not an http\(s\) URL/],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL', /not debug, info, warn or error/],
+  ] as const)('%o is refused, naming %s', (change, variable, problem) => {
+    const error = errorOf({ ...base, ...change });
+    expect(error.variable).toBe(variable);
+    expect(error.message).toMatch(new RegExp(`^configuration: ${variable}: `));
+    expect(error.message).toMatch(problem);
+  });
+});
+
+describe('a handler with a bad configuration', () => {
+  it('logs the problem once at cold start and fails every invocation with it, doing nothing', async () => {
+    const lines: string[] = [];
+    const handler = createConsolidateHandler({ env: { ...base, LEASE_TTL_SECONDS: 'soon' }, sink: (line) => lines.push(line) });
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'error',
+      function: 'consolidate',
+      variable: 'LEASE_TTL_SECONDS',
+      message: expect.stringContaining('LEASE_TTL_SECONDS: "soon" is not a whole number'),
+    });
+    const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 60_000 } as Context;
+    await expect(handler({ dryRun: true }, context)).rejects.toThrow('configuration: LEASE_TTL_SECONDS: "soon" is not a whole number');
+    await expect(handler({ dryRun: true }, context)).rejects.toBeInstanceOf(ConfigError);
+  });
+});

@@ -1,0 +1,279 @@
+// The consolidation handler in-process: middy handler, fake Lambda context, the real Kubernetes client
+// against the fake API (reached through a mocked EKS DescribeCluster and a real EKS token), EC2 and
+// Pricing mocked, the state in real dynalite.
+import {
+  CreateFleetCommand,
+  DescribeInstancesCommand,
+  DescribeInstanceTypeOfferingsCommand,
+  DescribeInstanceTypesCommand,
+  DescribeSpotPriceHistoryCommand,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { GetProductsCommand } from '@aws-sdk/client-pricing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoStateStore } from '../../src/adapters/dynamodb/dynamoStateStore.ts';
+import { decodeEksToken } from '../../src/adapters/kubernetes/eksToken.ts';
+import type { Actuator } from '../../src/app/wiring.ts';
+import { createConsolidateHandler } from '../../src/handlers/consolidate.ts';
+import { createEmptinessHandler } from '../../src/handlers/emptiness.ts';
+import type { PassResponse, SkippedResponse } from '../../src/handlers/pass.ts';
+import {
+  CLUSTER,
+  credentials,
+  demoObjects,
+  deps,
+  ec2Mock,
+  jsonLines,
+  lambdaContext,
+  mutatingEc2Calls,
+  NOW,
+  pricingMock,
+  recordingActuator,
+  resetWorld,
+  scanTable,
+  scheduledEvent,
+  startHarness,
+  type Harness,
+} from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+beforeEach(async () => {
+  await resetWorld(h);
+});
+
+describe('a dry run', () => {
+  it('returns a non-empty plan and makes no mutating call anywhere', async () => {
+    const handler = createConsolidateHandler(deps(h));
+    const response = (await handler({ dryRun: true }, lambdaContext())) as PassResponse;
+
+    expect(response.dryRun).toBe(true);
+    expect(response.decisions.length).toBeGreaterThan(0);
+    expect(response.nodes.length).toBeGreaterThan(0);
+    expect(response.pass).toMatchObject({ function: 'consolidate', scope: 'consolidation', trigger: 'manual', catalog: { source: 'bundled' } });
+    expect(response.notes?.some((n) => n.includes('live catalog refresh failed'))).toBe(true);
+
+    // Kubernetes: only reads, with an EKS token made for this cluster.
+    expect(h.kube.requests.length).toBeGreaterThan(0);
+    expect(h.kube.mutatingRequests()).toEqual([]);
+    const token = decodeEksToken(h.kube.requests[0]!.token!);
+    expect(token.searchParams.get('Action')).toBe('GetCallerIdentity');
+    expect(token.searchParams.get('X-Amz-SignedHeaders')).toContain('x-k8s-aws-id');
+    // EC2: no launch, tag or termination (the Describe* of the catalog refresh were tried, and failed).
+    expect(ec2Mock.calls().length).toBeGreaterThan(0);
+    expect(mutatingEc2Calls()).toEqual([]);
+    // DynamoDB: nothing written, not even the lease.
+    expect(await scanTable(h)).toEqual([]);
+  });
+
+  it('does not write a freshly fetched live catalog into the cache', async () => {
+    ec2Mock.reset();
+    pricingMock.reset();
+    ec2Mock.on(DescribeInstanceTypesCommand).resolves({
+      InstanceTypes: [
+        {
+          InstanceType: 'm5.large',
+          VCpuInfo: { DefaultVCpus: 2 },
+          MemoryInfo: { SizeInMiB: 8192 },
+          ProcessorInfo: { SupportedArchitectures: ['x86_64'] },
+          NetworkInfo: { MaximumNetworkInterfaces: 3, Ipv4AddressesPerInterface: 10 },
+        },
+      ],
+    });
+    ec2Mock.on(DescribeInstanceTypeOfferingsCommand).resolves({ InstanceTypeOfferings: [{ InstanceType: 'm5.large', Location: 'us-east-1a' }] });
+    ec2Mock.on(DescribeSpotPriceHistoryCommand).resolves({ SpotPriceHistory: [] });
+    pricingMock.on(GetProductsCommand).resolves({
+      PriceList: [
+        JSON.stringify({
+          product: { attributes: { instanceType: 'm5.large' } },
+          terms: { OnDemand: { a: { priceDimensions: { b: { unit: 'Hrs', pricePerUnit: { USD: '0.096' } } } } } },
+        }),
+      ],
+    });
+    const handler = createConsolidateHandler(deps(h));
+    const response = (await handler({ dryRun: true }, lambdaContext())) as PassResponse;
+    expect(response.pass.catalog?.source).toBe('live');
+    expect(await scanTable(h)).toEqual([]);
+    expect(mutatingEc2Calls()).toEqual([]);
+  });
+
+  it('an event can make a run drier, never wetter', async () => {
+    const actuator = recordingActuator();
+    // DRY_RUN=true (the default): {"dryRun": false} is still a dry run, and says so.
+    const safe = createConsolidateHandler(deps(h, {}, { actuator: actuator.factory }));
+    const stillDry = (await safe({ dryRun: false }, lambdaContext())) as PassResponse;
+    expect(stillDry.dryRun).toBe(true);
+    expect(stillDry.notes).toContainEqual(expect.stringContaining('an event can only make a run drier'));
+    // DRY_RUN=false: {"dryRun": true} plans only.
+    const live = createConsolidateHandler(deps(h, { DRY_RUN: 'false' }, { actuator: actuator.factory }));
+    const planned = (await live({ dryRun: true }, lambdaContext())) as PassResponse;
+    expect(planned.dryRun).toBe(true);
+    expect(actuator.calls).toEqual([]);
+    expect(h.kube.mutatingRequests()).toEqual([]);
+    expect(await scanTable(h)).toEqual([]);
+  });
+
+  it('rejects an event it cannot read, before doing anything', async () => {
+    const handler = createConsolidateHandler(deps(h));
+    await expect(handler({ dryRun: 'yes' } as never, lambdaContext())).rejects.toThrow(/event.dryRun must be true or false/);
+    expect(h.kube.requests).toEqual([]);
+    const failed = jsonLines(h.lines).find((l) => l['message'] === 'invocation failed');
+    expect(failed?.['level']).toBe('error');
+  });
+});
+
+describe('a real run', () => {
+  it('takes the lease, saves the state, records events and hands the decisions to the actuator', async () => {
+    const actuator = recordingActuator();
+    const handler = createConsolidateHandler(deps(h, { DRY_RUN: 'false' }, { actuator: actuator.factory }));
+    const context = lambdaContext(200_000);
+    const response = (await handler(scheduledEvent, context)) as PassResponse;
+
+    expect(response.dryRun).toBe(false);
+    expect(response.pass.trigger).toBe('schedule');
+    expect(response.actions).toEqual({ carriedOut: 0 });
+    expect(actuator.calls).toEqual([{ decisions: response.decisions.length, owner: context.awsRequestId, deadlineMs: NOW + 200_000 - 15_000 }]);
+    const items = await scanTable(h);
+    expect(items.some((i) => String(i['sk']).startsWith('NODE#'))).toBe(true);
+    // The lease was released at the end.
+    expect(items.some((i) => i['sk'] === 'LEASE')).toBe(false);
+    // The only Kubernetes writes are events.
+    const writes = h.kube.mutatingRequests();
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.every((r) => r.method === 'POST' && r.path === '/api/v1/namespaces/default/events')).toBe(true);
+    // With EC2 mocked as unreachable, the mutating EC2 calls are the actuator's business, not the pass's.
+    expect(mutatingEc2Calls()).toEqual([]);
+  });
+
+  it('a second overlapping invocation cannot take the lease and returns skipped cleanly', async () => {
+    let release!: () => void;
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow: Actuator = {
+      act: async () => {
+        entered();
+        await gate;
+        return { carriedOut: 0 };
+      },
+    };
+    // Two containers: two handlers, one table.
+    const first = createConsolidateHandler(deps(h, { DRY_RUN: 'false' }, { actuator: () => slow }));
+    const second = createConsolidateHandler(deps(h, { DRY_RUN: 'false' }, { actuator: recordingActuator().factory }));
+    const firstContext = lambdaContext();
+    const running = first(scheduledEvent, firstContext);
+    await inside;
+
+    const writesBefore = h.kube.mutatingRequests().length;
+    const itemsBefore = await scanTable(h);
+    const skipped = (await second(scheduledEvent, lambdaContext())) as SkippedResponse;
+    expect(skipped).toMatchObject({ skipped: 'lease held', heldBy: firstContext.awsRequestId, pass: { function: 'consolidate' } });
+    expect(h.kube.mutatingRequests().length).toBe(writesBefore);
+    expect(await scanTable(h)).toEqual(itemsBefore);
+    const skippedLine = jsonLines(h.lines).find((l) => l['message'] === 'pass skipped: another pass holds the lease');
+    expect(skippedLine?.['heldBy']).toBe(firstContext.awsRequestId);
+
+    release();
+    const done = (await running) as PassResponse;
+    expect(done.decisions.length).toBeGreaterThan(0);
+    const store = new DynamoStateStore({ client: h.db.client, tableName: h.table, clusterName: CLUSTER });
+    expect(await store.readLease()).toBeUndefined();
+  });
+
+  it('the emptiness function owns the WhenEmpty pools only', async () => {
+    const handler = createEmptinessHandler(deps(h));
+    const response = (await handler({ dryRun: true }, lambdaContext())) as PassResponse;
+    // The demo's pools are WhenEmptyOrUnderutilized: they belong to the consolidation function.
+    expect(response.pass.scope).toBe('emptiness');
+    expect(response.decisions).toEqual([]);
+    expect(response.nodes.every((n) => !n.candidate)).toBe(true);
+  });
+});
+
+describe('warm containers', () => {
+  it('builds the clients once and reuses them', async () => {
+    const handler = createConsolidateHandler(deps(h));
+    await handler({ dryRun: true }, lambdaContext());
+    await handler({ dryRun: true }, lambdaContext());
+    expect(await import('./harness.ts').then((m) => m.eksMock.calls().length)).toBe(1);
+  });
+
+  it('a failed cold start (EKS unreachable) is retried on the next invocation', async () => {
+    const { eksMock } = await import('./harness.ts');
+    const { DescribeClusterCommand } = await import('@aws-sdk/client-eks');
+    eksMock.reset();
+    eksMock
+      .on(DescribeClusterCommand)
+      .rejectsOnce(Object.assign(new Error('User is not authorized to perform: eks:DescribeCluster'), { name: 'AccessDeniedException' }))
+      .resolves({ cluster: { endpoint: h.kube.url, certificateAuthority: { data: h.kube.caData } } });
+    const handler = createConsolidateHandler({ ...deps(h), overrides: { credentials } });
+    await expect(handler({ dryRun: true }, lambdaContext())).rejects.toThrow(/eks:DescribeCluster failed: AccessDeniedException/);
+    const errors = jsonLines(h.lines).filter((l) => l['level'] === 'error');
+    expect(errors.map((l) => l['message'])).toContain('invocation failed');
+    const emf = jsonLines(h.lines).filter((l) => '_aws' in l);
+    expect(emf.some((l) => l['eks_consolidator_pass_errors_total'] === 1)).toBe(true);
+    const response = (await handler({ dryRun: true }, lambdaContext())) as PassResponse;
+    expect(response.decisions.length).toBeGreaterThan(0);
+  });
+});
+
+describe('a real run with the real executor', () => {
+  it('carries out the deletions, and a replacement without launch settings changes nothing', async () => {
+    // EC2 answers for the instances of the demo nodes; launching is never reached (the demo NodePools
+    // have no eks-consolidator/launch-template annotation).
+    ec2Mock.on(DescribeInstancesCommand).callsFake((input: { InstanceIds?: string[] }) => ({
+      Reservations: [{ Instances: (input.InstanceIds ?? []).map((id) => ({ InstanceId: id, State: { Name: 'running' } })) }],
+    }));
+    ec2Mock.on(TerminateInstancesCommand).callsFake((input: { InstanceIds: string[] }) => ({
+      TerminatingInstances: input.InstanceIds.map((id) => ({ InstanceId: id, CurrentState: { Name: 'shutting-down' } })),
+    }));
+    const instanceOf = new Map(
+      (demoObjects() as { kind: string; metadata: { name: string }; spec?: { providerID?: string } }[])
+        .filter((o) => o.kind === 'Node')
+        .map((o) => [o.metadata.name, o.spec?.providerID?.split('/').pop() ?? '']),
+    );
+    const handler = createConsolidateHandler({
+      ...deps(h, { DRY_RUN: 'false' }),
+      overrides: { credentials, act: { sleep: async () => {}, options: { pollIntervalMs: 1_000, maxWaitMs: 5_000 } } },
+    });
+    const response = (await handler(scheduledEvent, lambdaContext())) as PassResponse & {
+      actions: { commands: { nodes: string[]; step: string; terminatedInstances: string[] }[]; skipped: { nodes: string[]; why: string }[] };
+    };
+
+    const deletions = response.decisions.filter((d) => d.action === 'delete');
+    const replacements = response.decisions.filter((d) => d.action === 'replace');
+    expect(deletions.length).toBeGreaterThan(0);
+    const deletedNodes = deletions.flatMap((d) => d.nodes);
+    // Every deletion ran to the end: instance terminated, Node object deleted.
+    for (const node of deletedNodes) {
+      expect(h.kube.store.get('Node', node), node).toBeUndefined();
+    }
+    const terminated = ec2Mock.commandCalls(TerminateInstancesCommand).flatMap((c) => c.args[0].input.InstanceIds ?? []);
+    expect(terminated.sort()).toEqual(deletedNodes.map((n) => instanceOf.get(n)).sort());
+    expect(ec2Mock.commandCalls(CreateFleetCommand)).toEqual([]);
+    // The replacements' nodes are still there, schedulable and without the disruption taint.
+    for (const node of replacements.flatMap((d) => d.nodes)) {
+      const object = h.kube.store.get('Node', node) as { spec?: { unschedulable?: boolean; taints?: { key: string }[] } } | undefined;
+      expect(object, node).toBeDefined();
+      expect(object!.spec?.unschedulable ?? false).toBe(false);
+      expect((object!.spec?.taints ?? []).map((t) => t.key)).not.toContain('karpenter.sh/disrupted');
+    }
+    // Pods moved only through the Eviction API; no pod was deleted directly.
+    const writes = h.kube.mutatingRequests();
+    expect(writes.filter((r) => r.method === 'DELETE' && r.path.includes('/pods/'))).toEqual([]);
+    expect(writes.filter((r) => r.path.endsWith('/eviction')).length).toBe(deletions.reduce((n, d) => n + d.evictedPods.length, 0));
+    // The commands are in the table, and the lease is released.
+    const items = await scanTable(h);
+    expect(items.filter((i) => String(i['sk']).startsWith('CMD#')).length).toBeGreaterThanOrEqual(deletions.length);
+    expect(items.some((i) => i['sk'] === 'LEASE')).toBe(false);
+    expect(response.actions.commands.filter((c) => c.terminatedInstances.length > 0).length).toBe(deletions.length);
+    const stepOf = (nodes: readonly string[]) => response.actions.commands.find((c) => c.nodes.join() === nodes.join())?.step;
+    for (const d of deletions) expect(stepOf(d.nodes)).toBe('done');
+    for (const d of replacements) expect(stepOf(d.nodes)).toBe('rolledBack');
+  });
+});
