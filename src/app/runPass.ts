@@ -113,13 +113,14 @@ export async function runPass(deps: PassDependencies, settings: PassSettings, ac
     const skip = hold.hold ? { skip: false } : noChangeSkip(fingerprint, previous, nowMs);
 
     let outcome: PassOutcome;
+    const heldReasons = new Map<string, string[]>();
     if (hold.hold || skip.skip) {
       outcome = probe;
       const why = hold.hold ? `${hold.why} (until ${formatTime(hold.until!)} at the latest)` : `search skipped: ${skip.why} (searching again by ${formatTime(skip.until!)})`;
       notes.push(why);
-      for (const name of probe.evaluated) (probe.notes as Map<string, string[]>).set(name, [why]);
+      for (const name of probe.evaluated) heldReasons.set(name, [why]);
     } else {
-      outcome = runConsolidationPass(passInput);
+      outcome = runConsolidationPass({ ...passInput, verdicts: probe.verdicts });
     }
 
     let nodes: Record<string, NodeState> = observed;
@@ -137,7 +138,7 @@ export async function runPass(deps: PassDependencies, settings: PassSettings, ac
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    const plan = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes });
+    const plan = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
     const result: PassResult = { plan, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
     if (act && !settings.dryRun) await act(result);

@@ -2,6 +2,8 @@
 // (issue: "each computed on the cluster as the earlier ones leave it").
 import { LabelKeys, type Cluster, type Node, type NodePool, type Pod } from '../model/types.ts';
 import type { PlannedReplacement } from '../plan.ts';
+import { labelsMatchAlternatives, nodeConstraintAlternatives } from '../scheduling/nodeAffinity.ts';
+import { firstUntoleratedTaint } from '../scheduling/taints.ts';
 import type { NewNodePlan } from '../scheduling/types.ts';
 import type { Proposal } from './methods/types.ts';
 
@@ -81,9 +83,18 @@ function replacementNode(
   };
 }
 
-/** Pods the cluster's daemonsets would start on the new node (so its free room is counted right). */
+/**
+ * Pods the cluster's daemonsets would start on the new node (so its free room is counted right): those
+ * whose template tolerates its taints and whose node selector / required affinity matches its labels,
+ * the same rule the simulation applies to new nodes.
+ */
 function daemonSetPodsFor(cluster: Cluster, node: Node): Pod[] {
-  return cluster.daemonSets.map((ds, i) => ({
+  const runsHere = cluster.daemonSets.filter(
+    (ds) =>
+      firstUntoleratedTaint(ds.template.tolerations, node.taints) === undefined &&
+      labelsMatchAlternatives(node.labels, nodeConstraintAlternatives(ds.template)),
+  );
+  return runsHere.map((ds, i) => ({
     ...ds.template,
     uid: `${node.name}/ds-${i}`,
     namespace: ds.namespace,

@@ -83,7 +83,11 @@ export function podsByNode(cluster: Cluster): Map<string, Pod[]> {
  */
 function pdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonly PodDisruptionBudget[] {
   const byNamespace = new Map<string, PodDisruptionBudget[]>();
-  for (const pdb of pdbs) byNamespace.set(pdb.namespace, [...(byNamespace.get(pdb.namespace) ?? []), pdb]);
+  for (const pdb of pdbs) {
+    const list = byNamespace.get(pdb.namespace);
+    if (list) list.push(pdb);
+    else byNamespace.set(pdb.namespace, [pdb]);
+  }
   const cache = new Map<string, readonly PodDisruptionBudget[]>();
   return (pod) => {
     const candidates = byNamespace.get(pod.namespace);

@@ -42,6 +42,8 @@ export interface PassInput {
   readonly methods?: readonly ('emptiness' | 'single-node' | 'multi-node')[];
   /** Only pools for which this returns true are acted on (the two functions split pools). */
   readonly poolFilter?: (pool: NodePool) => boolean;
+  /** Node verdicts already computed for this very input (a probe pass), so they are not computed twice. */
+  readonly verdicts?: readonly NodeVerdict[];
   /** Builds the scheduling simulation (default `createSimulator`); the benchmark wraps it to time it. */
   readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
 }
@@ -62,7 +64,7 @@ export interface PassOutcome {
 export function runConsolidationPass(input: PassInput): PassOutcome {
   const pools = new Map(input.nodePools.map((p) => [p.name, p]));
   const inFlight = input.inFlight ?? new Set<string>();
-  const verdicts = evaluateNodes({
+  const verdicts = input.verdicts ?? evaluateNodes({
     cluster: input.cluster,
     pools,
     nowMs: input.nowMs,
@@ -76,7 +78,9 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const nodesByPool = new Map<string, Node[]>();
   for (const node of input.cluster.nodes) {
     if (!node.nodePool) continue;
-    nodesByPool.set(node.nodePool, [...(nodesByPool.get(node.nodePool) ?? []), node]);
+    const list = nodesByPool.get(node.nodePool);
+    if (list) list.push(node);
+    else nodesByPool.set(node.nodePool, [node]);
   }
   const ledger = new BudgetLedger(pools, nodesByPool, input.nowMs, inFlight);
 
@@ -132,8 +136,9 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       const applied = applyProposal(cluster, proposal, pools, input.nowMs, replacementName);
       cluster = applied.cluster;
       // Nodes that receive pods get a pod event; they are not candidates again in this pass.
+      const openNames = new Set(open.map((c) => c.node.name));
       for (const name of applied.receivingNodes) {
-        if (open.some((c) => c.node.name === name)) note(name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
+        if (openNames.has(name)) note(name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
       }
       open = open.filter((c) => !disruptedBy.has(c.node.name) && !applied.receivingNodes.has(c.node.name));
       simulator = undefined; // the next simulation sees the cluster as this decision leaves it
