@@ -79,12 +79,14 @@ interface Meta {
   readonly uid?: string;
   readonly createdAt?: number;
   readonly deleting: boolean;
+  readonly deletingSince?: number;
 }
 
 function readMeta(f: Fields, raw: JsonRecord): Meta {
   const m = f.record(raw['metadata'], 'metadata');
   const uid = f.optString(m['uid'], 'metadata.uid');
   const createdAt = f.optTimestamp(m['creationTimestamp'], 'metadata.creationTimestamp');
+  const deletingSince = f.optTimestamp(m['deletionTimestamp'], 'metadata.deletionTimestamp');
   return {
     name: f.string(m['name'], 'metadata.name'),
     namespace: f.optString(m['namespace'], 'metadata.namespace') || 'default',
@@ -92,7 +94,8 @@ function readMeta(f: Fields, raw: JsonRecord): Meta {
     annotations: f.stringMap(m['annotations'], 'metadata.annotations'),
     ...(uid ? { uid } : {}),
     ...(createdAt === undefined ? {} : { createdAt }),
-    deleting: f.optTimestamp(m['deletionTimestamp'], 'metadata.deletionTimestamp') !== undefined,
+    deleting: deletingSince !== undefined,
+    ...(deletingSince === undefined ? {} : { deletingSince }),
   };
 }
 
@@ -152,6 +155,7 @@ function parseNode(item: Item): Node {
 
   return {
     name: meta.name,
+    ...(meta.uid ? { uid: meta.uid } : {}),
     labels: meta.labels,
     annotations: meta.annotations,
     createdAt: meta.createdAt,
@@ -289,6 +293,7 @@ function parsePod(item: Item, volumes: VolumeIndex): Pod {
     ? (nodeName ? 'Running' : 'Pending')
     : f.oneOf(status['phase'], 'status.phase', POD_PHASES);
   const startedAt = f.optTimestamp(status['startTime'], 'status.startTime');
+  const gracePeriodSeconds = f.optInteger(spec['terminationGracePeriodSeconds'], 'spec.terminationGracePeriodSeconds');
   const controller = ownerReferences.find((o) => o.controller);
   const scheduling = parseSchedulingSpec(f, spec, 'spec');
   const volumeZones = podVolumeZones(f, spec, { name: meta.name, namespace: meta.namespace, ...(nodeName ? { nodeName } : {}) }, volumes);
@@ -306,6 +311,8 @@ function parsePod(item: Item, volumes: VolumeIndex): Pod {
     ...(meta.createdAt === undefined ? {} : { createdAt: meta.createdAt }),
     ...(startedAt === undefined ? {} : { startedAt }),
     terminating: meta.deleting,
+    ...(meta.deletingSince === undefined ? {} : { deletingSince: meta.deletingSince }),
+    ...(gracePeriodSeconds === undefined ? {} : { terminationGracePeriodSeconds: gracePeriodSeconds }),
     isDaemonSetPod: controller?.kind === 'DaemonSet',
     isMirrorPod: Annotations.mirrorPod in meta.annotations || ownerReferences.some((o) => o.kind === 'Node'),
     ...scheduling,

@@ -130,6 +130,10 @@ export interface Pod extends PodSchedulingSpec {
   readonly startedAt?: number;
   /** metadata.deletionTimestamp set. */
   readonly terminating: boolean;
+  /** metadata.deletionTimestamp, epoch ms (when the pod was asked to go). */
+  readonly deletingSince?: number;
+  /** spec.terminationGracePeriodSeconds (Kubernetes defaults it to 30). */
+  readonly terminationGracePeriodSeconds?: number;
   /** Owned by a DaemonSet: recreated by its controller on every node, never needs to move. */
   readonly isDaemonSetPod: boolean;
   /** Static (mirror) pod: belongs to the node itself. */
@@ -138,6 +142,11 @@ export interface Pod extends PodSchedulingSpec {
 
 export interface Node {
   readonly name: string;
+  /**
+   * metadata.uid: tells this Node object from a later one registered under the same name (EKS names
+   * nodes after their private IP, which EC2 reuses). Commands record it and act only while it matches.
+   */
+  readonly uid?: string;
   readonly labels: Labels;
   readonly annotations: Readonly<Record<string, string>>;
   readonly createdAt: number;
