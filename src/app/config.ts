@@ -11,8 +11,13 @@
 //   FEATURE_GATES                       Karpenter's syntax, e.g. `SpotToSpotConsolidation=true`
 //   DRY_RUN                             `true` (default: safe by default) | `false`
 //   CATALOG_MAX_AGE_HOURS               12; how long a cached live catalog is used without asking AWS
-//   LEASE_TTL_SECONDS                   300; the pass lease
+//   FUNCTION_TIMEOUT_SECONDS            the function's own timeout (serverless.yml sets it from the same
+//                                       value); default 300
+//   LEASE_TTL_SECONDS                   the pass lease; must exceed FUNCTION_TIMEOUT_SECONDS, so a lease
+//                                       cannot expire under a live invocation (default: timeout + 60)
 //   REPLACEMENT_READY_TIMEOUT_SECONDS   600; how long the actuator waits for a replacement node
+//   DRAIN_TIMEOUT_SECONDS               3600; a drain without progress this long is given up (the old
+//                                       nodes are untainted and uncordoned)
 //   DYNAMODB_ENDPOINT                   optional; e.g. `http://127.0.0.1:8000` (dynalite) for local runs
 //   LOG_LEVEL                           `debug` | `info` (default) | `warn` | `error`
 //
@@ -38,7 +43,10 @@ export interface Config {
   readonly dryRun: boolean;
   readonly catalogMaxAgeMs: number;
   readonly leaseTtlMs: number;
+  /** The function's timeout as deployed; the lease TTL exceeds it. */
+  readonly functionTimeoutMs: number;
   readonly replacementReadyTimeoutMs: number;
+  readonly drainTimeoutMs: number;
   readonly dynamoDbEndpoint?: string;
   readonly logLevel: LogLevel;
 }
@@ -102,6 +110,16 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     throw new ConfigError('LOG_LEVEL', `${JSON.stringify(env['LOG_LEVEL'])} is not debug, info, warn or error`);
   }
 
+  const functionTimeoutSeconds = number(env, 'FUNCTION_TIMEOUT_SECONDS', 300, { min: 1, max: 900, integer: true });
+  const leaseTtlSeconds = number(env, 'LEASE_TTL_SECONDS', functionTimeoutSeconds + 60, { min: 30, max: 3_600, integer: true });
+  // A lease shorter than the invocation could expire under a live pass and let a second one act too.
+  if (leaseTtlSeconds <= functionTimeoutSeconds) {
+    throw new ConfigError(
+      'LEASE_TTL_SECONDS',
+      `${leaseTtlSeconds} must be longer than the function timeout (FUNCTION_TIMEOUT_SECONDS=${functionTimeoutSeconds}), so that the lease cannot expire while a pass still runs`,
+    );
+  }
+
   return {
     clusterName,
     region,
@@ -111,8 +129,10 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     gates,
     dryRun,
     catalogMaxAgeMs: number(env, 'CATALOG_MAX_AGE_HOURS', 12, { min: 0, max: 24 * 30 }) * 3_600_000,
-    leaseTtlMs: number(env, 'LEASE_TTL_SECONDS', 300, { min: 30, max: 3_600, integer: true }) * 1000,
+    leaseTtlMs: leaseTtlSeconds * 1000,
+    functionTimeoutMs: functionTimeoutSeconds * 1000,
     replacementReadyTimeoutMs: number(env, 'REPLACEMENT_READY_TIMEOUT_SECONDS', 600, { min: 30, max: 3_600, integer: true }) * 1000,
+    drainTimeoutMs: number(env, 'DRAIN_TIMEOUT_SECONDS', 3_600, { min: 60, max: 7 * 24 * 3_600, integer: true }) * 1000,
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     logLevel,
   };

@@ -19,6 +19,9 @@ import type { StateStore } from '../core/state/ports.ts';
 import { emptyPassState, type NodeState, type PassState } from '../core/state/types.ts';
 import { minimumLifetimeOk, noChangeSkip, recordSearch, stabilizationHold } from '../core/state/windows.ts';
 import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
+import { planAroundInFlight } from '../core/disruption/inFlight.ts';
+import { createSimulator } from '../core/scheduling/simulator.ts';
+import { parseDetail } from './act/commandDetail.ts';
 
 export interface PassDependencies {
   readonly readCluster: () => Promise<Cluster>;
@@ -57,13 +60,21 @@ export interface PassResult {
   readonly catalog?: Catalog;
 }
 
-/** Acting on the decisions (Lambda only), while the lease is held. */
-export type Act = (result: PassResult) => Promise<void>;
+/**
+ * Acting (Lambda only), while the lease is held. `resume` runs first, before the pass reads the cluster,
+ * the catalog or the NodePools, so that unfinished commands progress or roll back whatever else fails
+ * in the pass; `act` runs after the state is saved, with the result, or with undefined when the pass
+ * failed before (then it only drives the resumed commands). Neither may throw.
+ */
+export interface Actor {
+  resume(): Promise<void>;
+  act(result: PassResult | undefined): Promise<void>;
+}
 
 const inScope = (scope: PassScope) => (pool: NodePool) =>
   scope === 'all' || (scope === 'emptiness') === (pool.consolidationPolicy === 'WhenEmpty');
 
-export async function runPass(deps: PassDependencies, settings: PassSettings, act?: Act): Promise<PassResult> {
+export async function runPass(deps: PassDependencies, settings: PassSettings, actor?: Actor): Promise<PassResult> {
   const { nowMs } = settings;
   const store = deps.state;
   const mutating = !settings.dryRun || settings.persistState;
@@ -80,7 +91,30 @@ export async function runPass(deps: PassDependencies, settings: PassSettings, ac
       },
     };
   }
+  const acting = actor !== undefined && !settings.dryRun ? actor : undefined;
   try {
+    if (acting) await acting.resume();
+    let result: PassResult;
+    try {
+      result = await plan(deps, settings);
+    } catch (error) {
+      // The pass failed (a NodePool refused, the catalog unreachable, ...): resumed commands still run.
+      if (acting) await acting.act(undefined);
+      throw error;
+    }
+    if (acting) await acting.act(result);
+    return result;
+  } finally {
+    if (store && mutating) await store.releaseLease(settings.owner);
+  }
+}
+
+/** Read, observe, decide, save: the pass itself, once the lease is held. */
+async function plan(deps: PassDependencies, settings: PassSettings): Promise<PassResult> {
+  const { nowMs } = settings;
+  const store = deps.state;
+  const mutating = !settings.dryRun || settings.persistState;
+  {
     const previous = store ? await store.load(nowMs) : emptyPassState();
     const [cluster, catalogLoad, nodePools] = await Promise.all([deps.readCluster(), deps.loadCatalog(nowMs), deps.loadNodePools()]);
     const catalog = catalogLoad.catalog;
@@ -88,19 +122,36 @@ export async function runPass(deps: PassDependencies, settings: PassSettings, ac
     const pools = new Map(nodePools.map((p) => [p.name, p]));
     const notes = [...(settings.notes ?? []), ...catalogLoad.warnings];
 
-    const passInput = {
+    // Unfinished commands: their nodes are in flight, and the pods they are moving are placed first.
+    const view = planAroundInFlight({
       cluster,
+      commands: previous.commands,
+      nodePools,
+      catalog,
+      nowMs,
+      replacementPool: (cmd) => parseDetail(cmd.detail).pool,
+      simulatorFactory: createSimulator,
+    });
+    if (view.unplaced.length > 0) {
+      notes.push(
+        `${view.unplaced.length} pod(s) of unfinished disruption commands have no place yet (${view.unplaced.slice(0, 3).map((p) => `${p.namespace}/${p.name}`).join(', ')}${view.unplaced.length > 3 ? ', ...' : ''}): nothing new is decided until they do`,
+      );
+    }
+    const passInput = {
+      cluster: view.cluster,
       nodePools,
       catalog,
       nowMs,
       gates: settings.gates,
       parseDuration: durationOrNull,
-      inFlight: new Set(previous.commands.filter((c) => c.step !== 'done' && c.step !== 'rolledBack').flatMap((c) => c.nodes)),
+      inFlight: view.inFlight,
       timing: (node: Node) => nodeTiming(observed[node.name], node, pools.get(node.nodePool ?? ''), nowMs),
-      extraReasons: (node: Node) =>
-        node.ready && !minimumLifetimeOk(node, nowMs) ? ['node has been Ready for less than the 5-minute minimum node lifetime'] : [],
+      extraReasons: (node: Node) => [
+        ...(node.ready && !minimumLifetimeOk(node, nowMs) ? ['node has been Ready for less than the 5-minute minimum node lifetime'] : []),
+        ...(view.nominated.has(node.name) ? [`receives pods of unfinished command ${view.nominated.get(node.name)}, so it is left alone until they settle`] : []),
+      ],
       poolFilter: inScope(settings.scope),
-      methods: settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,
+      methods: view.unplaced.length > 0 ? ([] as const) : settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,
     };
 
     // Seed 000: after an action, wait while pods are pending or controllers are short of ready replicas.
@@ -138,13 +189,9 @@ export async function runPass(deps: PassDependencies, settings: PassSettings, ac
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    const plan = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
+    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
-    const result: PassResult = { plan, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
-    if (act && !settings.dryRun) await act(result);
-    return result;
-  } finally {
-    if (store && mutating) await store.releaseLease(settings.owner);
+    return { plan: built, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
   }
 }
 

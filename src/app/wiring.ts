@@ -33,18 +33,18 @@ import type { Catalog, NodePool } from '../core/model/types.ts';
 import type { InstanceLauncher, NodeOperations } from '../core/ports/actuator.ts';
 import type { CatalogCache, CatalogLoad, CatalogOrigin } from '../core/ports/catalog.ts';
 import type { StateStore } from '../core/state/ports.ts';
-import { actOnPass, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
+import { makeActor, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
 import type { Config } from './config.ts';
 import type { EventWriter } from './observability/events.ts';
 import type { Logger } from './observability/logger.ts';
-import type { PassDependencies, PassResult, PassScope } from './runPass.ts';
+import type { Actor, PassDependencies, PassScope } from './runPass.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // The actuator seam. The handler calls `actuator.act(result, context)` while it holds the lease, in a
 // non-dry run only. `createActuator` below connects the executor; tests inject their own.
 
 export interface ActContext {
-  /** The lease owner (the Lambda request id). */
+  /** The lease owner: unique per invocation (the Lambda request id and a random nonce). */
   readonly owner: string;
   readonly scope: PassScope;
   /** The pass time, epoch ms. */
@@ -56,9 +56,17 @@ export interface ActContext {
   readonly log: Logger;
 }
 
+/** One invocation's acting: runPass's `Actor`, and what it did. */
+export interface ActuatorSession extends Actor {
+  report(): unknown;
+}
+
 export interface Actuator {
-  /** Resumes unfinished commands first, then carries out the pass's decisions; returns a report. */
-  act(result: PassResult, context: ActContext): Promise<unknown>;
+  /**
+   * Starts the acting of one non-dry invocation. runPass calls the session's `resume` as soon as it holds
+   * the lease (before reading anything) and its `act` after saving the pass (see runPass.ts `Actor`).
+   */
+  begin(context: ActContext): ActuatorSession;
 }
 
 /** Everything an actuator may need, built from the configuration. */
@@ -76,15 +84,21 @@ export interface ActuatorParts {
 export type ActuatorFactory = (parts: ActuatorParts) => Actuator;
 
 /**
- * The production actuator: `actOnPass` (src/app/act/executeCommands.ts) resumes every unfinished
- * command first, then starts this pass's decisions, in one polling loop that stops starting work when
- * the Lambda's remaining time runs short and renews the lease between rounds.
+ * The production actuator: an `ActSession` (src/app/act/executeCommands.ts) that resumes every
+ * unfinished command before the pass reads anything, then starts this pass's decisions, in one polling
+ * loop that stops starting work when the Lambda's remaining time runs short and renews the lease before
+ * every step.
  */
 export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
   return (parts) => ({
-    async act(result, context) {
+    begin(context) {
       const nodes = parts.nodes;
-      if (nodes === undefined) throw new Error('a cluster read from a file cannot be acted on (CLUSTER_SOURCE=file: allows dry runs only)');
+      if (nodes === undefined) {
+        const refuse = async () => {
+          throw new Error('a cluster read from a file cannot be acted on (CLUSTER_SOURCE=file: allows dry runs only)');
+        };
+        return { resume: refuse, act: refuse, report: () => undefined };
+      }
       const deps: ActDeps = {
         store: parts.store,
         nodes,
@@ -96,12 +110,11 @@ export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
         renewLease: () => parts.store.renewLease(context.owner, parts.clock(), parts.config.leaseTtlMs),
         ...(tuning.sleep === undefined ? {} : { sleep: tuning.sleep }),
       };
-      const report = await actOnPass(result, deps, {
-        replacementReadyTimeoutMs: parts.config.replacementReadyTimeoutMs,
-        ...tuning.options,
-      });
-      logReport(report, context.log);
-      return report;
+      return makeActor(
+        deps,
+        { replacementReadyTimeoutMs: parts.config.replacementReadyTimeoutMs, drainTimeoutMs: parts.config.drainTimeoutMs, ...tuning.options },
+        (report) => logReport(report, context.log),
+      );
     },
   });
 }
@@ -118,7 +131,13 @@ function logReport(report: ExecutionReport, log: Logger): void {
     if (command.errors.length > 0) log.warn('disruption command', { ...fields, errors: command.errors, stoppedBecause: command.stoppedBecause });
     else log.info('disruption command', { ...fields, waitingFor: command.waitingFor, stoppedBecause: command.stoppedBecause });
   }
+  for (const command of report.commands) {
+    if (command.step === 'abandoned' || command.step === 'rolledBack') {
+      log.warn(command.step === 'abandoned' ? 'disruption abandoned' : 'disruption rolled back', { command: command.id, nodes: command.nodes, why: command.endedBecause });
+    }
+  }
   for (const skipped of report.skipped) log.info('decision not started', { ...skipped });
+  for (const node of report.cleanedTaints ?? []) log.info('removed a disruption taint no command owns', { node });
   for (const error of report.errors) log.warn('actuator error', { error });
 }
 

@@ -7,12 +7,14 @@
 //
 // A dry run returns the plan and changes nothing anywhere: no lease, no state write, no catalog cache
 // write, no Kubernetes write (events included), no EC2 call other than Describe*. A real run takes the
-// lease (owner: the request id), saves the observed state, records node events, and acts through the
-// actuator (unfinished commands first) within the Lambda's remaining time. A pass that finds the lease
+// lease (owner: the request id plus a random nonce, unique per invocation), first carries unfinished
+// commands forward (before reading anything else, so a failing read cannot strand them), saves the
+// observed state, records node events, and acts through the actuator within the remaining time. A pass that finds the lease
 // held returns `{ skipped: 'lease held' }` and does nothing else.
 //
 // Configuration is read once, when the module loads (cold start). A bad value is logged at once and
 // every invocation then fails with the same `ConfigError` naming the variable.
+import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import middy from '@middy/core';
 import type { MiddlewareObj } from '@middy/core';
@@ -20,7 +22,7 @@ import { ConfigError, loadConfig, type Config, type Env } from '../app/config.ts
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type PublishReport } from '../app/observability/events.ts';
 import { Logger, stdoutSink, type LineSink } from '../app/observability/logger.ts';
 import { MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
-import { runPass, type PassResult, type PassScope } from '../app/runPass.ts';
+import { runPass, type Actor, type PassScope } from '../app/runPass.ts';
 import { buildRuntime, type CatalogInfo, type Runtime, type WiringOverrides } from '../app/wiring.ts';
 import type { Plan } from '../core/plan.ts';
 
@@ -155,26 +157,51 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
     }
     passLog.info('pass started', { trigger: invocation.trigger, scope, requestedDryRun: invocation.requestedDryRun });
 
-    const deadlineMs = startedAt + context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS;
+    const remainingAtStartMs = context.getRemainingTimeInMillis();
+    // The lease must outlive the invocation (config.ts checks the declared timeout at cold start; this
+    // catches a deployment whose real timeout is longer than declared).
+    if (!dryRun && remainingAtStartMs >= cfg.leaseTtlMs) {
+      throw new ConfigError(
+        'LEASE_TTL_SECONDS',
+        `${cfg.leaseTtlMs / 1000} s is not longer than this invocation may run (${Math.ceil(remainingAtStartMs / 1000)} s): raise it above the function timeout`,
+      );
+    }
+    const deadlineMs = startedAt + remainingAtStartMs - DEADLINE_MARGIN_MS;
+    // Unique per invocation: a retried delivery may carry the same request id, and must not share the lease.
+    const owner = `${passId}/${randomUUID()}`;
     let actions: unknown;
     let events: PublishReport | undefined;
     const catalogInfo: CatalogInfo = {};
     try {
       const rt = await getRuntime(cfg);
-      const act = async (result: PassResult): Promise<void> => {
-        // Events first: cheap, and worth having even if acting runs out of time.
-        if (rt.events !== undefined) {
-          events = await publishNodeEvents(nodeEventsFor(result, scope), rt.events, deduper, clock(), passLog);
-        }
-        actions = await rt.actuator.act(result, {
-          owner: passId,
-          scope,
-          nowMs: startedAt,
-          deadlineMs,
-          remainingMs: () => context.getRemainingTimeInMillis(),
-          log: passLog,
-        });
-      };
+      const session = dryRun
+        ? undefined
+        : rt.actuator.begin({ owner, scope, nowMs: startedAt, deadlineMs, remainingMs: () => context.getRemainingTimeInMillis(), log: passLog });
+      const actor: Actor | undefined =
+        session === undefined
+          ? undefined
+          : {
+              resume: async () => {
+                try {
+                  await session.resume();
+                } catch (error) {
+                  passLog.error('resuming unfinished commands failed', { error });
+                }
+              },
+              act: async (result) => {
+                try {
+                  // Events first: cheap, and worth having even if acting runs out of time.
+                  if (result !== undefined && rt.events !== undefined) {
+                    events = await publishNodeEvents(nodeEventsFor(result, scope), rt.events, deduper, clock(), passLog);
+                  }
+                  await session.act(result);
+                } catch (error) {
+                  passLog.error('acting failed', { error });
+                } finally {
+                  actions = session.report();
+                }
+              },
+            };
       const result = await runPass(
         rt.passDependencies(dryRun, catalogInfo),
         {
@@ -183,11 +210,11 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
           dryRun,
           persistState: false,
           scope,
-          owner: passId,
+          owner,
           leaseTtlMs: cfg.leaseTtlMs,
           notes,
         },
-        dryRun ? undefined : act,
+        actor,
       );
       const durationMs = clock() - startedAt;
       const pass = { id: passId, function: functionName, scope, trigger: invocation.trigger, durationMs };

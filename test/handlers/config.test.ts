@@ -28,10 +28,24 @@ describe('loadConfig', () => {
       gates: { spotToSpotConsolidation: false },
       dryRun: true,
       catalogMaxAgeMs: 12 * 3_600_000,
-      leaseTtlMs: 300_000,
+      leaseTtlMs: 360_000,
+      functionTimeoutMs: 300_000,
       replacementReadyTimeoutMs: 600_000,
+      drainTimeoutMs: 3_600_000,
       logLevel: 'info',
     });
+  });
+
+  it.each([
+    ['equal to the timeout', { FUNCTION_TIMEOUT_SECONDS: '300', LEASE_TTL_SECONDS: '300' }],
+    ['shorter than the timeout', { FUNCTION_TIMEOUT_SECONDS: '120', LEASE_TTL_SECONDS: '30' }],
+    ['shorter than the default timeout', { LEASE_TTL_SECONDS: '120' }],
+  ])('refuses a lease TTL %s: it could expire under a live pass', (_name, vars) => {
+    expect(() => loadConfig({ ...base, ...vars }, '/var/task')).toThrow(/LEASE_TTL_SECONDS: .* must be longer than the function timeout/);
+  });
+
+  it('derives the lease TTL from the declared function timeout', () => {
+    expect(loadConfig({ ...base, FUNCTION_TIMEOUT_SECONDS: '120' }, '/var/task')).toMatchObject({ functionTimeoutMs: 120_000, leaseTtlMs: 180_000 });
   });
 
   it('reads every variable', () => {
@@ -42,8 +56,10 @@ describe('loadConfig', () => {
         FEATURE_GATES: 'SpotToSpotConsolidation=true',
         NODEPOOLS_SOURCE: 'file:config/nodepools.yaml',
         CATALOG_MAX_AGE_HOURS: '6',
+        FUNCTION_TIMEOUT_SECONDS: '100',
         LEASE_TTL_SECONDS: '120',
         REPLACEMENT_READY_TIMEOUT_SECONDS: '900',
+        DRAIN_TIMEOUT_SECONDS: '1800',
         DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
         LOG_LEVEL: 'debug',
       },
@@ -55,7 +71,9 @@ describe('loadConfig', () => {
       nodePoolsSource: { kind: 'file', path: '/var/task/config/nodepools.yaml' },
       catalogMaxAgeMs: 6 * 3_600_000,
       leaseTtlMs: 120_000,
+      functionTimeoutMs: 100_000,
       replacementReadyTimeoutMs: 900_000,
+      drainTimeoutMs: 1_800_000,
       dynamoDbEndpoint: 'http://127.0.0.1:8000',
       logLevel: 'debug',
     });

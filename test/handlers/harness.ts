@@ -141,10 +141,13 @@ export function mutatingEc2Calls(): string[] {
 /** An actuator that records the calls and carries nothing out. */
 export function recordingActuator(calls: unknown[] = []): { factory: ActuatorFactory; calls: unknown[] } {
   const actuator: Actuator = {
-    act: async (result, context) => {
-      calls.push({ decisions: result.plan.decisions.length, owner: context.owner, deadlineMs: context.deadlineMs });
-      return { carriedOut: 0 };
-    },
+    begin: (context) => ({
+      resume: async () => {},
+      act: async (result) => {
+        calls.push({ decisions: result?.plan.decisions.length, owner: context.owner, deadlineMs: context.deadlineMs });
+      },
+      report: () => ({ carriedOut: 0 }),
+    }),
   };
   return { factory: () => actuator, calls };
 }

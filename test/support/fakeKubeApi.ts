@@ -288,9 +288,16 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     switch (record.method) {
       case 'GET':
         return reply(200, current);
-      case 'DELETE':
+      case 'DELETE': {
+        // DeleteOptions.preconditions.uid: only that incarnation of the object (409 otherwise).
+        const body = record.body;
+        const wantedUid = isJson(body) && isJson(body['preconditions']) ? body['preconditions']['uid'] : undefined;
+        if (typeof wantedUid === 'string' && wantedUid !== metadataOf(current)['uid']) {
+          return reply(409, status(409, 'Conflict', `Precondition failed: UID in precondition: ${wantedUid}, UID in object meta: ${String(metadataOf(current)['uid'])}`));
+        }
         store.delete(info.kind, name, namespace);
         return reply(200, current);
+      }
       case 'PATCH':
         return reply(...patch(current, record.contentType, record.body));
       default:

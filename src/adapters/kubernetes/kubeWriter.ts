@@ -21,7 +21,17 @@ import type { KubeApis } from './kubeClient.ts';
 
 // The result shapes are the actuator port's (src/core/ports/actuator.ts): this adapter implements them.
 export type { DeleteResult, EvictionResult, NodeLookup, TaintResult, UntaintResult } from '../../core/ports/actuator.ts';
-import type { DeleteResult, EvictionResult, NodeLookup, TaintResult, UntaintResult } from '../../core/ports/actuator.ts';
+import {
+  COMMAND_ANNOTATION,
+  type DeleteResult,
+  type EvictionResult,
+  type NodeIdentity,
+  type NodeLookup,
+  type TaintOptions,
+  type TaintResult,
+  type UntaintOptions,
+  type UntaintResult,
+} from '../../core/ports/actuator.ts';
 
 export interface NodeEvent {
   readonly nodeName: string;
@@ -88,34 +98,40 @@ export class KubeWriter {
   }
 
   /**
-   * Puts `taint` on the node (replacing a taint with the same key and effect) and cordons it. Already
-   * tainted and cordoned: nothing is written. The patch is a JSON Patch guarded by a `test` of the
-   * node's resourceVersion, so a concurrent change to the taint list is never overwritten: the node is
-   * read again and the patch rebuilt.
+   * Puts `taint` on the node (replacing a taint with the same key and effect), cordons it and, with a
+   * `commandId`, marks it with our command annotation. Already so: nothing is written. The patch is a
+   * JSON Patch guarded by a `test` of the node's resourceVersion (and uid, when given), so a concurrent
+   * change is never overwritten (the node is read again and the patch rebuilt) and a node registered
+   * again under the same name is never touched (`gone`).
    */
-  async taintAndCordon(nodeName: string, taint: Taint): Promise<TaintResult> {
-    return this.patchNodeUntilStable(nodeName, 'taint and cordon', (node) => {
+  async taintAndCordon(nodeName: string, taint: Taint, options: TaintOptions = {}): Promise<TaintResult> {
+    return this.patchNodeUntilStable(nodeName, 'taint and cordon', options.uid, (node) => {
       const taints = node.spec?.taints ?? [];
       const present = taints.some((t) => sameTaint(t, taint));
       const cordoned = node.spec?.unschedulable === true;
-      if (present && cordoned) return undefined;
+      const annotations = node.metadata?.annotations ?? {};
+      const marked = options.commandId === undefined || annotations[COMMAND_ANNOTATION] === options.commandId;
+      if (present && cordoned && marked) return undefined;
       const ops: JsonPatchOp[] = [];
       if (!present) {
         const kept = taints.filter((t) => !(t.key === taint.key && t.effect === taint.effect));
         ops.push({ op: 'add', path: '/spec/taints', value: [...kept.map(taintJson), taintJson(taint)] });
       }
       if (!cordoned) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
+      // The whole map, not one key: a JSON Pointer to a key with a slash needs escaping, and the
+      // resourceVersion test already protects the other annotations from a lost update.
+      if (!marked) ops.push({ op: 'add', path: '/metadata/annotations', value: { ...annotations, [COMMAND_ANNOTATION]: options.commandId } });
       return ops;
     }).then((r) => (r === 'patched' ? 'tainted' : r === 'unchanged' ? 'alreadyTainted' : 'gone'));
   }
 
   /**
-   * Removes every taint with `taintKey` and, unless `uncordon` is false, uncordons the node. Nothing to
-   * remove: nothing is written.
+   * Removes every taint with `taintKey` and our command annotation and, unless `uncordon` is false,
+   * uncordons the node. Nothing to remove: nothing is written.
    */
-  async untaintAndUncordon(nodeName: string, taintKey: string, options: { uncordon?: boolean } = {}): Promise<UntaintResult> {
+  async untaintAndUncordon(nodeName: string, taintKey: string, options: UntaintOptions = {}): Promise<UntaintResult> {
     const uncordon = options.uncordon ?? true;
-    return this.patchNodeUntilStable(nodeName, 'untaint and uncordon', (node) => {
+    return this.patchNodeUntilStable(nodeName, 'untaint and uncordon', options.uid, (node) => {
       const taints = node.spec?.taints ?? [];
       const kept = taints.filter((t) => t.key !== taintKey);
       const ops: JsonPatchOp[] = [];
@@ -123,6 +139,11 @@ export class KubeWriter {
         ops.push(kept.length === 0 ? { op: 'remove', path: '/spec/taints' } : { op: 'add', path: '/spec/taints', value: kept.map(taintJson) });
       }
       if (uncordon && node.spec?.unschedulable === true) ops.push({ op: 'remove', path: '/spec/unschedulable' });
+      const annotations = node.metadata?.annotations ?? {};
+      if (COMMAND_ANNOTATION in annotations) {
+        const { [COMMAND_ANNOTATION]: _ours, ...rest } = annotations;
+        ops.push({ op: 'add', path: '/metadata/annotations', value: rest });
+      }
       return ops.length === 0 ? undefined : ops;
     }).then((r) => (r === 'patched' ? 'untainted' : r === 'unchanged' ? 'alreadyClean' : 'gone'));
   }
@@ -158,13 +179,18 @@ export class KubeWriter {
     }
   }
 
-  /** Deletes the Node object. Already gone: `gone`, not an error. */
-  async deleteNode(name: string): Promise<DeleteResult> {
+  /**
+   * Deletes the Node object. Already gone: `gone`, not an error. With `uid`, the API deletes only that
+   * incarnation (a precondition): a node registered again under the same name answers 409, also `gone`
+   * for the caller, whose node it is not.
+   */
+  async deleteNode(name: string, options: NodeIdentity = {}): Promise<DeleteResult> {
     try {
-      await this.apis.core.deleteNode({ name });
+      await this.apis.core.deleteNode({ name, ...(options.uid === undefined ? {} : { body: { preconditions: { uid: options.uid } } }) });
       return 'deleted';
     } catch (error) {
-      if (statusCodeOf(error) === 404) return 'gone';
+      const code = statusCodeOf(error);
+      if (code === 404 || (code === 409 && options.uid !== undefined)) return 'gone';
       throw toKubernetesError(error, 'delete', `Node ${name}`);
     }
   }
@@ -242,17 +268,23 @@ export class KubeWriter {
   private async patchNodeUntilStable(
     nodeName: string,
     operation: string,
+    uid: string | undefined,
     plan: (node: V1Node) => JsonPatchOp[] | undefined,
   ): Promise<'patched' | 'unchanged' | 'gone'> {
     const resource = `Node ${nodeName}`;
     for (let attempt = 1; ; attempt += 1) {
       const node = await this.readNodeOrUndefined(nodeName, operation);
       if (node === undefined) return 'gone';
+      // Another machine registered under this name: not the node the caller means.
+      if (uid !== undefined && node.metadata?.uid !== uid) return 'gone';
       const ops = plan(node);
       if (ops === undefined) return 'unchanged';
       const resourceVersion = node.metadata?.resourceVersion;
-      const guarded: JsonPatchOp[] =
-        resourceVersion === undefined ? ops : [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...ops];
+      const guarded: JsonPatchOp[] = [
+        ...(uid === undefined ? [] : [{ op: 'test' as const, path: '/metadata/uid', value: uid }]),
+        ...(resourceVersion === undefined ? [] : [{ op: 'test' as const, path: '/metadata/resourceVersion', value: resourceVersion }]),
+        ...ops,
+      ];
       try {
         await this.apis.core.patchNode(
           { name: nodeName, body: guarded, fieldManager: this.component },

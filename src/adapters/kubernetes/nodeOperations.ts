@@ -9,9 +9,12 @@ import type {
   DeleteResult,
   EvictionResult,
   NodeEvent,
+  NodeIdentity,
   NodeLookup,
   NodeOperations,
+  TaintOptions,
   TaintResult,
+  UntaintOptions,
   UntaintResult,
 } from '../../core/ports/actuator.ts';
 import { DEFAULT_PAGE_SIZE, listAllPages, makeKubeApis, toPlainObject, type KubeApis } from './kubeClient.ts';
@@ -35,12 +38,12 @@ export class KubeNodeOperations implements NodeOperations {
     this.parse = options.parse ?? parseClusterObjects;
   }
 
-  taintAndCordon(nodeName: string, taint: Taint): Promise<TaintResult> {
-    return this.writer.taintAndCordon(nodeName, taint);
+  taintAndCordon(nodeName: string, taint: Taint, options: TaintOptions = {}): Promise<TaintResult> {
+    return this.writer.taintAndCordon(nodeName, taint, options);
   }
 
-  untaintAndUncordon(nodeName: string, taintKey: string, options: { readonly uncordon?: boolean } = {}): Promise<UntaintResult> {
-    return this.writer.untaintAndUncordon(nodeName, taintKey, options.uncordon === undefined ? {} : { uncordon: options.uncordon });
+  untaintAndUncordon(nodeName: string, taintKey: string, options: UntaintOptions = {}): Promise<UntaintResult> {
+    return this.writer.untaintAndUncordon(nodeName, taintKey, options);
   }
 
   getNode(nodeName: string): Promise<NodeLookup> {
@@ -64,8 +67,8 @@ export class KubeNodeOperations implements NodeOperations {
     return this.writer.evictPod(namespace, name, options.podUid === undefined ? {} : { podUid: options.podUid });
   }
 
-  deleteNode(nodeName: string): Promise<DeleteResult> {
-    return this.writer.deleteNode(nodeName);
+  deleteNode(nodeName: string, options: NodeIdentity = {}): Promise<DeleteResult> {
+    return this.writer.deleteNode(nodeName, options);
   }
 
   createEvent(event: NodeEvent): Promise<string> {

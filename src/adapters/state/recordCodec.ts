@@ -46,6 +46,7 @@ const STEPS: ReadonlySet<string> = new Set<CommandStep>([
   'replacementReady',
   'evicting',
   'terminated',
+  'rollingBack',
   ...FINAL_COMMAND_STEPS,
 ]);
 const METHODS: ReadonlySet<string> = new Set<DisruptionMethod>(['emptiness', 'single-node', 'multi-node']);

@@ -16,8 +16,20 @@ export interface CommandDetail {
   pool?: string;
   /** The replacement's worst-case price, $/hour, as the plan checked savings against it. */
   worstPricePerHour?: number;
-  /** Old node -> EC2 instance id, read from providerID when the command started. */
+  /** Old node -> EC2 instance id, read from providerID when the command was decided. */
   instances?: Record<string, string>;
+  /**
+   * Old node -> Node metadata.uid when the command was decided. Every step acts on a node only while
+   * both its uid and its instance still match: EKS names nodes after their IP, which a new machine
+   * may get while the command runs.
+   */
+  uids?: Record<string, string>;
+  /** Old nodes found deleted, or replaced by another machine under the same name: left alone. */
+  gone?: string[];
+  /** Last time the drain made progress (a pod evicted or gone): a drain stuck longer is given up. */
+  progressAt?: number;
+  /** Why the command is being rolled back (the `rollingBack` step). */
+  rollbackWhy?: string;
   /** Old nodes that were already cordoned before the command: a rollback leaves them cordoned. */
   cordonedBefore?: string[];
   /** When the replacement was launched, epoch ms: the Ready timeout counts from here. */

@@ -22,9 +22,27 @@ export function podDisposition(pod: Pod): PodDisposition {
   return 'evict';
 }
 
+/** How long past its grace period a pod on a node that is not Ready may stay terminating before it is written off. */
+export const STUCK_TERMINATING_AFTER_MS = 60_000;
+
+/**
+ * Set when the node is not Ready: its kubelet cannot confirm that evicted pods have stopped, so a pod
+ * already evicted (through the Eviction API) and terminating for longer than its grace period plus a
+ * minute no longer holds the node (Karpenter's drain makes the same exception).
+ */
+export interface NotReadyNode {
+  readonly nowMs: number;
+}
+
 /** Pods that still keep the node alive (everything but `ignore`). */
-export function podsThatCount(pods: readonly Pod[]): Pod[] {
-  return pods.filter((p) => podDisposition(p) !== 'ignore');
+export function podsThatCount(pods: readonly Pod[], notReady?: NotReadyNode): Pod[] {
+  return pods.filter((p) => podDisposition(p) !== 'ignore' && !(notReady !== undefined && stuckTerminating(p, notReady.nowMs)));
+}
+
+function stuckTerminating(pod: Pod, nowMs: number): boolean {
+  if (!pod.terminating || pod.deletingSince === undefined) return false;
+  // deletionTimestamp is already "asked at + grace period"; the default grace period is 30 s.
+  return nowMs - pod.deletingSince > STUCK_TERMINATING_AFTER_MS;
 }
 
 export function podKey(pod: Pod): string {

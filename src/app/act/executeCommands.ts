@@ -2,23 +2,31 @@
 // before anything is changed and after every step, so a pass that dies in the middle is carried on by
 // the next one (commandRunner.ts has the state machine and its safety rules).
 //
-//   executePlan(result, deps)   starts the decisions of this pass
-//   resumeCommands(deps)        carries on every unfinished command in the store
-//   actOnPass(result, deps)     both, in one polling loop (unfinished work first): what the Lambda runs
-//   makeAct(deps)               `actOnPass` as runPass's `Act` callback
+// One invocation acts through an `ActSession`, in three phases:
+//   resume()       before the pass reads anything else: every unfinished command is carried one tick
+//                  forward (progress, or rollback when overdue), so that a failing NodePool file, catalog
+//                  or plan can never strand a launched instance or a taint;
+//   start(result)  after the plan is saved: removes our taints that no unfinished command owns any more,
+//                  then starts one command per decision;
+//   drive()        polls the commands still waiting, until they finish, the wait budget is spent, or the
+//                  Lambda's remaining time drops under the margin. Whatever is left is resumed by the
+//                  next pass: waiting across invocations is the normal case for a replacement that takes
+//                  minutes to join or a PodDisruptionBudget that allows one eviction at a time.
+// The lease is checked (and renewed when due) before every step of every command.
 //
-// Commands advance together: each is ticked as far as it can go without waiting, then the invocation
-// sleeps one poll interval and ticks the waiting ones again, until they finish, the wait budget is
-// spent, or the Lambda's remaining time drops under the margin. Whatever is left is resumed by the
-// next pass: waiting across invocations is the normal case for a replacement that takes minutes to
-// join or a PodDisruptionBudget that allows one eviction at a time.
-import { randomUUID } from 'node:crypto';
-import type { Act, PassResult } from '../runPass.ts';
+//   executePlan(result, deps)   start + drive (tests)
+//   resumeCommands(deps)        resume + drive
+//   actOnPass(result, deps)     resume + start + drive
+//   makeActor(deps)             a session as runPass's `Actor`
+import type { Actor, PassResult } from '../runPass.ts';
 import type { NodePool } from '../../core/model/types.ts';
+import { COMMAND_ANNOTATION } from '../../core/ports/actuator.ts';
+import { DisruptedTaint } from '../../core/model/types.ts';
 import type { StateStore } from '../../core/state/ports.ts';
-import { FINAL_COMMAND_STEPS } from '../../core/state/types.ts';
+import { FINAL_COMMAND_STEPS, type DisruptionCommand } from '../../core/state/types.ts';
 import { recordAction } from '../../core/state/windows.ts';
 import { StateConflictError } from '../../core/state/errors.ts';
+import { parseDetail } from './commandDetail.ts';
 import { CommandRunner, startCommand, type RunContext } from './commandRunner.ts';
 import {
   DEFAULT_ACT_OPTIONS,
@@ -41,24 +49,43 @@ export { DEFAULT_ACT_OPTIONS } from './types.ts';
 
 /** Starts (and drives as far as this invocation allows) one command per decision of the pass. */
 export async function executePlan(result: PassResult, deps: ActDeps, options: ActOptions = {}): Promise<ExecutionReport> {
-  return run({ result, resume: false }, deps, options);
+  const session = new ActSession(deps, options);
+  await session.start(result);
+  await session.drive();
+  return session.report();
 }
 
 /** Carries on every unfinished command found in the store. */
 export async function resumeCommands(deps: ActDeps, options: ActOptions = {}): Promise<ExecutionReport> {
-  return run({ resume: true }, deps, options);
+  const session = new ActSession(deps, options);
+  await session.resume();
+  await session.drive();
+  return session.report();
 }
 
 /** Resumes unfinished commands, then starts this pass's decisions, in one polling loop. */
 export async function actOnPass(result: PassResult, deps: ActDeps, options: ActOptions = {}): Promise<ExecutionReport> {
-  return run({ result, resume: true }, deps, options);
+  const session = new ActSession(deps, options);
+  await session.resume();
+  await session.start(result);
+  await session.drive();
+  return session.report();
 }
 
-/** runPass's `Act` callback: `actOnPass`, its report handed to `onReport` (logs, metrics). */
-export function makeAct(deps: ActDeps, options: ActOptions = {}, onReport?: (report: ExecutionReport) => void): Act {
-  return async (result) => {
-    const report = await actOnPass(result, deps, options);
-    onReport?.(report);
+/**
+ * runPass's `Actor`: resumes before the pass reads anything, acts after it saved (or, when planning
+ * failed, only drives the resumed commands). `onReport` gets the report (logs, metrics).
+ */
+export function makeActor(deps: ActDeps, options: ActOptions = {}, onReport?: (report: ExecutionReport) => void): Actor & { report(): ExecutionReport } {
+  const session = new ActSession(deps, options);
+  return {
+    resume: () => session.resume(),
+    act: async (result) => {
+      if (result !== undefined) await session.start(result);
+      await session.drive();
+      onReport?.(session.report());
+    },
+    report: () => session.report(),
   };
 }
 
@@ -83,88 +110,206 @@ export function recordActionInStore(store: StateStore): (nowMs: number) => Promi
 
 // ---------------------------------------------------------------------------------------------------
 
-interface RunRequest {
-  readonly result?: PassResult;
-  readonly resume: boolean;
-}
+/** One invocation's acting: the runners it drives, what it skipped, and the lease it keeps. */
+export class ActSession {
+  private readonly options: ResolvedActOptions;
+  private readonly errors: string[] = [];
+  private readonly skipped: SkippedDecision[] = [];
+  private readonly cleaned: string[] = [];
+  private readonly actions: ActionClock;
+  private readonly lease: LeaseKeeper;
+  private readonly runners: CommandRunner[] = [];
+  /** Runners to tick at the next round (new, or resumed and still waiting). */
+  private due: CommandRunner[] = [];
+  private readonly ctx: RunContext;
+  private pools: (name: string) => Promise<NodePool | undefined>;
 
-async function run(request: RunRequest, deps: ActDeps, options: ActOptions): Promise<ExecutionReport> {
-  const resolved: ResolvedActOptions = { ...DEFAULT_ACT_OPTIONS, ...definedOnly(options) };
-  const errors: string[] = [];
-  const skipped: SkippedDecision[] = [];
-  const actions = new ActionClock(deps, errors);
-  const ctx: RunContext = {
-    deps,
-    options: resolved,
-    pool: poolLookup(request.result?.nodePools, deps),
-    noteAction: (nowMs) => actions.note(nowMs),
-  };
-  const runners: CommandRunner[] = [];
-
-  let stored: Awaited<ReturnType<StateStore['listCommands']>> = [];
-  try {
-    stored = await deps.store.listCommands(deps.now());
-  } catch (error) {
-    errors.push(`listing commands: ${message(error)}`);
-    // Without the list, nodes of unfinished commands cannot be told apart: start nothing new.
-    if (request.result !== undefined) return { commands: [], skipped: allSkipped(request.result, 'the stored commands could not be listed'), errors };
+  constructor(
+    private readonly deps: ActDeps,
+    options: ActOptions = {},
+  ) {
+    this.options = { ...DEFAULT_ACT_OPTIONS, ...definedOnly(options) };
+    this.actions = new ActionClock(deps, this.errors);
+    this.lease = new LeaseKeeper(deps, this.options.leaseRenewEveryMs, this.errors);
+    this.pools = poolLookup(undefined, deps);
+    this.ctx = {
+      deps,
+      options: this.options,
+      pool: (name) => this.pools(name),
+      noteAction: (nowMs) => this.actions.note(nowMs),
+      leaseHeld: () => this.lease.held(),
+    };
   }
-  const unfinished = stored.filter((c) => !FINAL_COMMAND_STEPS.has(c.step));
-  if (request.resume) for (const cmd of unfinished) runners.push(new CommandRunner(cmd, cmd.step, ctx));
 
-  const result = request.result;
-  if (result !== undefined && result.leaseAcquired && !result.plan.dryRun) {
-    const busy = new Set(unfinished.flatMap((c) => c.nodes));
-    const newId = deps.newCommandId ?? randomUUID;
+  /** Every unfinished command in the store, one tick forward. Never throws: failures are reported. */
+  async resume(): Promise<void> {
+    let stored: DisruptionCommand[];
+    try {
+      stored = await this.deps.store.listCommands(this.deps.now());
+    } catch (error) {
+      this.errors.push(`listing commands: ${message(error)}`);
+      return;
+    }
+    const known = new Set(this.runners.map((r) => r.id));
+    for (const cmd of stored) {
+      if (FINAL_COMMAND_STEPS.has(cmd.step) || known.has(cmd.id)) continue;
+      const runner = new CommandRunner(cmd, cmd.step, this.ctx);
+      this.runners.push(runner);
+      if ((await runner.tick()) === 'waiting') this.due.push(runner);
+    }
+  }
+
+  /** Clears our orphaned taints, then starts one command per decision of the pass. */
+  async start(result: PassResult): Promise<void> {
+    if (!result.leaseAcquired || result.plan.dryRun) return;
+    if (result.nodePools !== undefined) this.pools = poolLookup(result.nodePools, this.deps);
+    let unfinished: DisruptionCommand[];
+    try {
+      unfinished = (await this.deps.store.listCommands(this.deps.now())).filter((c) => !FINAL_COMMAND_STEPS.has(c.step));
+    } catch (error) {
+      this.errors.push(`listing commands: ${message(error)}`);
+      // Without the list, nodes of unfinished commands cannot be told apart: start nothing new.
+      this.skipped.push(...allSkipped(result, 'the stored commands could not be listed'));
+      return;
+    }
+    await this.clearOrphanedTaints(result, unfinished);
+
+    const busy = new Set(unfinished.flatMap((c) => [...c.nodes, ...(c.replacementNodeName === undefined ? [] : [c.replacementNodeName])]));
+    const snapshot = new Map((result.cluster?.nodes ?? []).map((n) => [n.name, n]));
     for (const [index, decision] of result.plan.decisions.entries()) {
       const clash = decision.nodes.find((n) => busy.has(n));
       if (clash !== undefined) {
-        skipped.push({ decision: index, nodes: decision.nodes, why: `node ${clash} is already part of an unfinished command` });
+        this.skipped.push({ decision: index, nodes: decision.nodes, why: `node ${clash} is already part of an unfinished command` });
         continue;
       }
-      if (deps.remainingMs() < resolved.marginMs) {
-        skipped.push({ decision: index, nodes: decision.nodes, why: 'the invocation ran out of time before starting it' });
+      if (this.deps.remainingMs() < this.options.marginMs) {
+        this.skipped.push({ decision: index, nodes: decision.nodes, why: 'the invocation ran out of time before starting it' });
+        continue;
+      }
+      if (!(await this.lease.held())) {
+        this.skipped.push({ decision: index, nodes: decision.nodes, why: 'the pass lease was lost' });
         continue;
       }
       try {
-        const started = await startCommand(decision, ctx, newId);
-        if ('skipped' in started) skipped.push({ decision: index, nodes: decision.nodes, why: started.skipped });
+        const started = await startCommand(decision, this.ctx, {
+          ...(this.deps.newCommandId === undefined ? {} : { newId: this.deps.newCommandId }),
+          planned: (name) => snapshot.get(name),
+          evaluatedAt: result.plan.evaluatedAt,
+        });
+        if ('skipped' in started) this.skipped.push({ decision: index, nodes: decision.nodes, why: started.skipped });
         else {
-          runners.push(started.runner);
+          this.runners.push(started.runner);
+          this.due.push(started.runner);
           for (const n of decision.nodes) busy.add(n);
         }
       } catch (error) {
-        skipped.push({ decision: index, nodes: decision.nodes, why: `could not start: ${message(error)}` });
+        this.skipped.push({ decision: index, nodes: decision.nodes, why: `could not start: ${message(error)}` });
       }
     }
   }
 
-  await drive(runners, ctx, errors);
-  await actions.flush();
-  return { commands: runners.map((r) => r.report()), skipped, errors };
+  /** Ticks the due runners; sleeps and ticks the waiting ones again while time and the wait budget allow. */
+  async drive(): Promise<void> {
+    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    let active = this.due;
+    this.due = [];
+    let waitedMs = 0;
+    while (active.length > 0) {
+      const waiting: CommandRunner[] = [];
+      for (const runner of active) if ((await runner.tick()) === 'waiting') waiting.push(runner);
+      if (waiting.length === 0) break;
+      const poll = this.options.pollIntervalMs;
+      if (this.deps.remainingMs() - poll < this.options.marginMs || waitedMs + poll > this.options.maxWaitMs) break;
+      await sleep(poll);
+      waitedMs += poll;
+      if (!(await this.lease.held(true))) {
+        for (const runner of waiting) runner.halt('lease');
+        break;
+      }
+      active = waiting;
+    }
+    await this.actions.flush();
+  }
+
+  report(): ExecutionReport {
+    return {
+      commands: this.runners.map((r) => r.report()),
+      skipped: [...this.skipped],
+      errors: [...this.errors],
+      ...(this.cleaned.length === 0 ? {} : { cleanedTaints: [...this.cleaned] }),
+    };
+  }
+
+  /**
+   * A node marked by one of our commands (COMMAND_ANNOTATION) whose command is no longer unfinished (a
+   * lost record, a recreated table, a crash between a rollback's steps) gets its taint and cordon
+   * removed. Karpenter's own `karpenter.sh/disrupted` taints carry no such mark and are never touched.
+   */
+  private async clearOrphanedTaints(result: PassResult, unfinished: readonly DisruptionCommand[]): Promise<void> {
+    const owned = new Set(unfinished.map((c) => c.id));
+    const marked = (result.cluster?.nodes ?? []).filter((n) => {
+      const id = n.annotations[COMMAND_ANNOTATION];
+      return id !== undefined && !owned.has(id);
+    });
+    if (marked.length === 0) return;
+    let finished: Map<string, DisruptionCommand> | undefined;
+    for (const node of marked) {
+      try {
+        if (!(await this.lease.held())) return;
+        // Look again: the snapshot may be minutes old.
+        const live = await this.deps.nodes.getNode(node.name);
+        if (!live.exists || live.node.uid !== node.uid) continue;
+        const id = live.node.annotations[COMMAND_ANNOTATION];
+        if (id === undefined || owned.has(id)) continue;
+        finished ??= new Map((await this.deps.store.listCommands(this.deps.now())).map((c) => [c.id, c]));
+        const cmd = finished.get(id);
+        if (cmd !== undefined && !FINAL_COMMAND_STEPS.has(cmd.step)) continue;
+        const cordonedBefore = cmd === undefined ? false : (parseDetail(cmd.detail).cordonedBefore ?? []).includes(node.name);
+        await this.deps.nodes.untaintAndUncordon(node.name, DisruptedTaint.key, {
+          ...(node.uid === undefined ? {} : { uid: node.uid }),
+          uncordon: !cordonedBefore,
+        });
+        this.cleaned.push(node.name);
+        await this.deps.nodes
+          .createEvent({
+            nodeName: node.name,
+            reason: 'DisruptionTaintRemoved',
+            message: `Removed ${DisruptedTaint.key} left by command ${id}, which no longer runs${cmd === undefined ? ' (its record is lost)' : ` (it ended ${cmd.step})`}`,
+            type: 'Normal',
+          })
+          .catch((error: unknown) => this.errors.push(`event on ${node.name}: ${message(error)}`));
+      } catch (error) {
+        this.errors.push(`clearing the taint of ${node.name}: ${message(error)}`);
+      }
+    }
+  }
 }
 
-/** Ticks every runner; sleeps and ticks the waiting ones again while time and the wait budget allow. */
-async function drive(runners: readonly CommandRunner[], ctx: RunContext, errors: string[]): Promise<void> {
-  const { deps, options } = ctx;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  let active = [...runners];
-  let waitedMs = 0;
-  while (active.length > 0) {
-    const waiting: CommandRunner[] = [];
-    for (const runner of active) {
-      if ((await runner.tick()) === 'waiting') waiting.push(runner);
-    }
-    if (waiting.length === 0) return;
-    const poll = options.pollIntervalMs;
-    if (deps.remainingMs() - poll < options.marginMs || waitedMs + poll > options.maxWaitMs) return;
-    await sleep(poll);
-    waitedMs += poll;
-    if (deps.renewLease !== undefined && !(await renewed(deps.renewLease, errors))) {
-      for (const runner of waiting) runner.halt('lease');
-      return;
-    }
-    active = waiting;
+/**
+ * The pass lease, renewed when it was last renewed `everyMs` ago (checked before every step, so a long
+ * eviction round or a slow CreateFleet cannot outlive it) and between polling rounds. Once lost, it
+ * stays lost for the invocation: nothing more is done or written.
+ */
+class LeaseKeeper {
+  private lost = false;
+  private renewedAt: number;
+
+  constructor(
+    private readonly deps: ActDeps,
+    private readonly everyMs: number,
+    private readonly errors: string[],
+  ) {
+    this.renewedAt = deps.now();
+  }
+
+  async held(force = false): Promise<boolean> {
+    if (this.lost) return false;
+    if (this.deps.renewLease === undefined) return true;
+    if (!force && this.deps.now() - this.renewedAt < this.everyMs) return true;
+    const ok = await renewed(this.deps.renewLease, this.errors);
+    if (ok) this.renewedAt = this.deps.now();
+    else this.lost = true;
+    return ok;
   }
 }
 

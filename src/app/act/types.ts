@@ -24,7 +24,10 @@ export interface ActDeps {
   readonly loadNodePools?: () => Promise<readonly NodePool[]>;
   /** Extends the pass lease between polling rounds; false (lost) stops the executor. */
   readonly renewLease?: () => Promise<boolean>;
-  /** New command ids. Default: random UUIDs. */
+  /**
+   * New command ids. Default: derived from the decision, its nodes' uids and the plan time, so two
+   * invocations that start the same decision race for the same record and only one wins.
+   */
   readonly newCommandId?: () => string;
 }
 
@@ -37,6 +40,13 @@ export interface ActOptions {
   readonly pollIntervalMs?: number;
   /** The most one invocation waits (sleeps) in total before leaving the rest to the next pass. Default 5 min. */
   readonly maxWaitMs?: number;
+  /**
+   * A drain (or a rollback's drain of the replacement) that makes no progress this long is given up:
+   * the old nodes are untainted and uncordoned and the command ends `abandoned`. Default 1 h.
+   */
+  readonly drainTimeoutMs?: number;
+  /** Renew the pass lease when it was last renewed this long ago (checked before every step). Default 30 s. */
+  readonly leaseRenewEveryMs?: number;
 }
 
 export type ResolvedActOptions = Required<ActOptions>;
@@ -46,6 +56,8 @@ export const DEFAULT_ACT_OPTIONS: ResolvedActOptions = {
   replacementReadyTimeoutMs: 10 * 60_000,
   pollIntervalMs: 10_000,
   maxWaitMs: 5 * 60_000,
+  drainTimeoutMs: 60 * 60_000,
+  leaseRenewEveryMs: 30_000,
 };
 
 /** Why a command stopped short of a final step in this invocation. */
@@ -72,6 +84,8 @@ export interface CommandReport {
   readonly terminatedInstances: readonly string[];
   /** Still waiting (for the next poll or pass): on the replacement to be Ready, or on pods to leave. */
   readonly waitingFor?: 'replacement' | 'pods';
+  /** Set when the command was rolled back or abandoned in this invocation: why. */
+  readonly endedBecause?: string;
   readonly stoppedBecause?: StopReason;
   /** Errors met by this invocation. */
   readonly errors: readonly string[];
@@ -90,4 +104,6 @@ export interface ExecutionReport {
   readonly skipped: readonly SkippedDecision[];
   /** Errors not tied to one command (listing commands, recording the action time, the lease). */
   readonly errors: readonly string[];
+  /** Nodes whose taint (left by a command that no longer runs) this invocation removed. */
+  readonly cleanedTaints?: readonly string[];
 }

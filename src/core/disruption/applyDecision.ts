@@ -88,7 +88,7 @@ function replacementNode(
  * whose template tolerates its taints and whose node selector / required affinity matches its labels,
  * the same rule the simulation applies to new nodes.
  */
-function daemonSetPodsFor(cluster: Cluster, node: Node): Pod[] {
+export function daemonSetPodsFor(cluster: Cluster, node: Node): Pod[] {
   const runsHere = cluster.daemonSets.filter(
     (ds) =>
       firstUntoleratedTaint(ds.template.tolerations, node.taints) === undefined &&

@@ -34,14 +34,40 @@ export interface NodeEvent {
   readonly type: 'Normal' | 'Warning';
 }
 
+/**
+ * The annotation that marks a node tainted by one of our commands (value: the command id). Karpenter
+ * uses the same `karpenter.sh/disrupted` taint; this tells ours apart, so that a taint whose command
+ * was lost can be found and removed, and a foreign one is never touched.
+ */
+export const COMMAND_ANNOTATION = 'eks-consolidator.io/disruption-command';
+
+/** Which Node object a write is meant for: a node registered again under the same name has another uid. */
+export interface NodeIdentity {
+  /** metadata.uid the write requires; absent: any node of that name (older commands, tests). */
+  readonly uid?: string;
+}
+
+export interface TaintOptions extends NodeIdentity {
+  /** Marks the node with `COMMAND_ANNOTATION` = this command id, in the same write as the taint. */
+  readonly commandId?: string;
+}
+
+export interface UntaintOptions extends NodeIdentity {
+  /** False: leave the node cordoned (it was cordoned before the command). Default true. */
+  readonly uncordon?: boolean;
+}
+
 export interface NodeOperations {
-  /** Adds the taint (if missing) and cordons the node. */
-  taintAndCordon(nodeName: string, taint: Taint): Promise<TaintResult>;
   /**
-   * Removes every taint with `taintKey` and, unless `uncordon` is false, uncordons the node (a rollback
-   * leaves a node cordoned when it was cordoned before the command).
+   * Adds the taint (if missing) and cordons the node, in one write guarded by the node's uid: a node
+   * with another uid is `gone` for this command and is not touched.
    */
-  untaintAndUncordon(nodeName: string, taintKey: string, options?: { readonly uncordon?: boolean }): Promise<UntaintResult>;
+  taintAndCordon(nodeName: string, taint: Taint, options?: TaintOptions): Promise<TaintResult>;
+  /**
+   * Removes every taint with `taintKey` and our `COMMAND_ANNOTATION`, and, unless `uncordon` is false,
+   * uncordons the node (a rollback leaves a node cordoned when it was cordoned before the command).
+   */
+  untaintAndUncordon(nodeName: string, taintKey: string, options?: UntaintOptions): Promise<UntaintResult>;
   getNode(nodeName: string): Promise<NodeLookup>;
   /** The node whose providerID ends with `/<instanceId>`, if one has registered. */
   findNodeByInstanceId(instanceId: string): Promise<NodeLookup>;
@@ -49,7 +75,8 @@ export interface NodeOperations {
   listPodsOnNode(nodeName: string): Promise<readonly Pod[]>;
   /** Through the Eviction API only. `podUid` limits the eviction to that incarnation of the pod. */
   evictPod(namespace: string, name: string, options?: { readonly podUid?: string }): Promise<EvictionResult>;
-  deleteNode(nodeName: string): Promise<DeleteResult>;
+  /** Deletes the Node object; with `uid`, only that incarnation (a precondition: another uid is `gone`). */
+  deleteNode(nodeName: string, options?: NodeIdentity): Promise<DeleteResult>;
   /** Records a Kubernetes Event on the node; deduplication is the caller's business. */
   createEvent(event: NodeEvent): Promise<unknown>;
 }

@@ -71,11 +71,23 @@ export type DisruptionMethod = 'emptiness' | 'single-node' | 'multi-node';
 
 /**
  * Steps of a disruption as the actuator carries it out; stored after each one so a pass that dies in the
- * middle can be resumed (or rolled back) by the next. `done` and `rolledBack` are final.
+ * middle can be resumed (or rolled back) by the next. `done`, `rolledBack` and `abandoned` are final:
+ * - `rollingBack`: the replacement is being drained and removed, the old nodes given back;
+ * - `abandoned`: the drain made no progress for too long (or the replacement vanished): the old nodes
+ *   were given back; a replacement that already took pods stays as an ordinary node.
  */
-export type CommandStep = 'tainted' | 'launched' | 'replacementReady' | 'evicting' | 'terminated' | 'done' | 'rolledBack';
+export type CommandStep =
+  | 'tainted'
+  | 'launched'
+  | 'replacementReady'
+  | 'evicting'
+  | 'terminated'
+  | 'done'
+  | 'rollingBack'
+  | 'rolledBack'
+  | 'abandoned';
 
-export const FINAL_COMMAND_STEPS: ReadonlySet<CommandStep> = new Set(['done', 'rolledBack']);
+export const FINAL_COMMAND_STEPS: ReadonlySet<CommandStep> = new Set(['done', 'rolledBack', 'abandoned']);
 
 export interface ReplacementSpec {
   /** Cheapest first. */

@@ -1,0 +1,195 @@
+// The cluster as unfinished disruption commands will leave it, for the next pass to plan on.
+//
+// A command runs across passes: its old nodes drain for as long as their PodDisruptionBudgets and grace
+// periods take, and its replacement waits, empty, for their pods. A pass that planned on the raw
+// snapshot would see that replacement as an empty node and delete it, or fill its room with another
+// node's pods, and the old node's pods would then have nowhere to go. So, as Karpenter does with the
+// pods of nodes it is deleting (it simulates them as pending and nominates their destinations):
+// - every node a command targets, drains or launched is in flight: never a candidate, counted against
+//   the budgets (the old nodes), until the command ends;
+// - the pods still on draining nodes are placed now, on the command's replacement first (a launched
+//   but not yet registered replacement is counted as the node it will be), then anywhere they fit; the
+//   nodes that receive them are nominated and are not candidates in this pass either;
+// - a pod that fits nowhere stays pending, and the pass then decides nothing new: capacity it might
+//   need must not be taken away.
+import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
+import { LabelKeys } from '../model/types.ts';
+import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
+import { FINAL_COMMAND_STEPS, type DisruptionCommand } from '../state/types.ts';
+import { daemonSetPodsFor } from './applyDecision.ts';
+
+/** Taints a registered node carries until it is ready; capacity promised to a command ignores them. */
+const STARTUP_TAINTS: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+]);
+
+export interface InFlightInput {
+  readonly cluster: Cluster;
+  readonly commands: readonly DisruptionCommand[];
+  readonly nodePools: readonly NodePool[];
+  readonly catalog: Catalog;
+  readonly nowMs: number;
+  /** The NodePool a command's replacement is launched in (kept in the command's detail by the actuator). */
+  readonly replacementPool: (cmd: DisruptionCommand) => string | undefined;
+  readonly simulatorFactory: (input: SimulatorInput) => Simulator;
+}
+
+export interface InFlightView {
+  /** The cluster to plan on: draining nodes' pods moved to where they will go. */
+  readonly cluster: Cluster;
+  /** Nodes of unfinished commands (old nodes and replacements): not candidates, use budget. */
+  readonly inFlight: ReadonlySet<string>;
+  /** Nodes that receive pods of an unfinished command -> that command's id. */
+  readonly nominated: ReadonlyMap<string, string>;
+  /** Pods of unfinished commands that fit nowhere yet. */
+  readonly unplaced: readonly Pod[];
+}
+
+export function planAroundInFlight(input: InFlightInput): InFlightView {
+  const unfinished = input.commands.filter((c) => !FINAL_COMMAND_STEPS.has(c.step));
+  if (unfinished.length === 0) return { cluster: input.cluster, inFlight: new Set(), nominated: new Map(), unplaced: [] };
+
+  const byName = new Map(input.cluster.nodes.map((n) => [n.name, n]));
+  const byInstance = new Map(input.cluster.nodes.filter((n) => n.instanceId !== undefined).map((n) => [n.instanceId!, n]));
+  const inFlight = new Set<string>();
+  /** Nodes whose pods must go elsewhere: old nodes being drained, replacements being rolled back. */
+  const draining = new Map<string, DisruptionCommand>();
+  /** Replacements the pods should go to first, per command. */
+  const destinations = new Map<string, string[]>();
+  const promised: Node[] = [];
+  const readyOverride = new Set<string>();
+
+  for (const cmd of unfinished) {
+    const registered =
+      (cmd.launchedInstanceId === undefined ? undefined : byInstance.get(cmd.launchedInstanceId)) ??
+      (cmd.replacementNodeName === undefined ? undefined : byName.get(cmd.replacementNodeName));
+    for (const name of cmd.nodes) {
+      if (!byName.has(name)) continue;
+      inFlight.add(name);
+      // A rollback gives the old nodes back: they are destinations again, not drained.
+      if (cmd.step !== 'rollingBack') draining.set(name, cmd);
+    }
+    if (registered !== undefined) {
+      inFlight.add(registered.name);
+      if (cmd.step === 'rollingBack') draining.set(registered.name, cmd);
+      else {
+        destinations.set(cmd.id, [registered.name]);
+        readyOverride.add(registered.name);
+      }
+    } else if (cmd.replacement !== undefined && cmd.step !== 'rollingBack') {
+      const node = promisedNode(cmd, input);
+      if (node !== undefined) {
+        promised.push(node);
+        inFlight.add(node.name);
+        destinations.set(cmd.id, [node.name]);
+      }
+    }
+  }
+
+  // The view before placing: promised capacity present (and Ready), draining nodes closed to new pods.
+  const nodes = [
+    ...input.cluster.nodes.map((n) => (readyOverride.has(n.name) ? asReady(n) : draining.has(n.name) ? { ...n, unschedulable: true } : n)),
+    ...promised,
+  ];
+  const daemonPods = promised.flatMap((n) => daemonSetPodsFor(input.cluster, n));
+  let cluster: Cluster = { ...input.cluster, nodes, pods: [...input.cluster.pods, ...daemonPods] };
+
+  const toPlace = cluster.pods.filter((p) => p.nodeName !== undefined && draining.has(p.nodeName) && needsPlace(p));
+  if (toPlace.length === 0) return { cluster, inFlight, nominated: new Map(), unplaced: [] };
+
+  const nominated = new Map<string, string>();
+  const moved = new Map<string, string>();
+  // First onto each command's own replacement, then anywhere the pods fit.
+  const commandOf = (pod: Pod) => draining.get(pod.nodeName!)!;
+  const own = toPlace.filter((p) => destinations.has(commandOf(p).id));
+  if (own.length > 0) {
+    const allowed = new Set([...destinations.values()].flat());
+    const excluded = new Set(cluster.nodes.map((n) => n.name).filter((n) => !allowed.has(n)));
+    place(cluster, own, excluded, input, moved);
+    cluster = movePods(cluster, moved);
+  }
+  const rest = toPlace.filter((p) => !moved.has(p.uid));
+  if (rest.length > 0) {
+    const placedNow = new Map<string, string>();
+    place(cluster, rest, new Set(draining.keys()), input, placedNow);
+    for (const [uid, to] of placedNow) moved.set(uid, to);
+    cluster = movePods(cluster, placedNow);
+  }
+  for (const pod of toPlace) {
+    const to = moved.get(pod.uid);
+    if (to !== undefined && !inFlight.has(to)) nominated.set(to, commandOf(pod).id);
+  }
+  const unplaced = toPlace.filter((p) => !moved.has(p.uid));
+  // What fits nowhere is pending: unbound, so that nothing counts it on the node it is leaving.
+  if (unplaced.length > 0) {
+    const pending = new Set(unplaced.map((p) => p.uid));
+    cluster = { ...cluster, pods: cluster.pods.map((p) => (pending.has(p.uid) ? unbind(p) : p)) };
+  }
+  return { cluster, inFlight, nominated, unplaced };
+}
+
+/** A pod that must run somewhere when its node goes (daemonset, mirror and finished pods go with it). */
+function needsPlace(pod: Pod): boolean {
+  return !pod.isDaemonSetPod && !pod.isMirrorPod && pod.phase !== 'Succeeded' && pod.phase !== 'Failed';
+}
+
+function place(cluster: Cluster, pods: readonly Pod[], excluded: ReadonlySet<string>, input: InFlightInput, out: Map<string, string>): void {
+  const simulator = input.simulatorFactory({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+  const result = simulator.simulate({ excludedNodes: excluded, pods, maxNewNodes: 0 });
+  for (const placement of result.placements) {
+    if (!placement.nodeName.startsWith('new:')) out.set(placement.pod.uid, placement.nodeName);
+  }
+}
+
+function movePods(cluster: Cluster, moved: ReadonlyMap<string, string>): Cluster {
+  if (moved.size === 0) return cluster;
+  return { ...cluster, pods: cluster.pods.map((p) => (moved.has(p.uid) ? { ...p, nodeName: moved.get(p.uid)!, terminating: false } : p)) };
+}
+
+function unbind(pod: Pod): Pod {
+  const { nodeName: _gone, ...rest } = pod;
+  return { ...rest, phase: 'Pending' };
+}
+
+function asReady(node: Node): Node {
+  return { ...node, ready: true, unschedulable: false, taints: node.taints.filter((t) => !STARTUP_TAINTS.has(t.key)) };
+}
+
+/** The replacement a command launched (or is launching) but that has not registered yet, as it will be. */
+function promisedNode(cmd: DisruptionCommand, input: InFlightInput): Node | undefined {
+  const spec = cmd.replacement!;
+  const type = input.catalog.instanceTypes.find((t) => t.name === spec.instanceTypes[0]);
+  if (type === undefined) return undefined;
+  const poolName = input.replacementPool(cmd);
+  const pool = input.nodePools.find((p) => p.name === poolName);
+  const zone = spec.zones[0];
+  const name = `replacement-of-${cmd.id}`;
+  const labels: Record<string, string> = {
+    ...type.labels,
+    ...(pool?.templateLabels ?? {}),
+    [LabelKeys.hostname]: name,
+    [LabelKeys.instanceType]: type.name,
+    [LabelKeys.capacityType]: spec.capacityType,
+    ...(zone === undefined ? {} : { [LabelKeys.zone]: zone }),
+    ...(poolName === undefined ? {} : { [LabelKeys.nodePool]: poolName }),
+  };
+  return {
+    name,
+    labels,
+    annotations: {},
+    createdAt: cmd.createdAt,
+    taints: pool?.templateTaints ?? [],
+    unschedulable: false,
+    ...(zone === undefined ? {} : { zone }),
+    instanceType: type.name,
+    capacityType: spec.capacityType,
+    // Not a node of its pool for budgets and candidates: it does not exist yet.
+    allocatable: type.allocatable,
+    capacity: type.capacity,
+    ready: true,
+    readySince: input.nowMs,
+    deleting: false,
+  };
+}
