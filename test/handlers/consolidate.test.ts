@@ -140,8 +140,9 @@ describe('a real run', () => {
     expect(actuator.calls).toEqual([{ decisions: response.decisions.length, owner: expect.stringMatching(new RegExp(`^${context.awsRequestId}/[0-9a-f-]{36}$`)), deadlineMs: NOW + 200_000 - 15_000 }]);
     const items = await scanTable(h);
     expect(items.some((i) => String(i['sk']).startsWith('NODE#'))).toBe(true);
-    // The lease was released at the end.
-    expect(items.some((i) => i['sk'] === 'LEASE')).toBe(false);
+    // The lease was released at the end (the item stays, holding the fencing token, with no owner).
+    expect(items.find((i) => i['sk'] === 'LEASE')).toMatchObject({ token: 1, leaseUntilMs: 0 });
+    expect(items.find((i) => i['sk'] === 'LEASE')).not.toHaveProperty('owner');
     // The only Kubernetes writes are events.
     const writes = h.kube.mutatingRequests();
     expect(writes.length).toBeGreaterThan(0);
@@ -273,7 +274,7 @@ describe('a real run with the real executor', () => {
     // The commands are in the table, and the lease is released.
     const items = await scanTable(h);
     expect(items.filter((i) => String(i['sk']).startsWith('CMD#')).length).toBeGreaterThanOrEqual(deletions.length);
-    expect(items.some((i) => i['sk'] === 'LEASE')).toBe(false);
+    expect(items.find((i) => i['sk'] === 'LEASE')).not.toHaveProperty('owner');
     expect(response.actions.commands.filter((c) => c.terminatedInstances.length > 0).length).toBe(deletions.length);
     const stepOf = (nodes: readonly string[]) => response.actions.commands.find((c) => c.nodes.join() === nodes.join())?.step;
     for (const d of deletions) expect(stepOf(d.nodes)).toBe('done');

@@ -2,7 +2,11 @@
 //
 // - Every record carries `version`; writes are conditional on the version read, so two overlapping
 //   passes cannot overwrite each other's records unnoticed (`StateConflictError`).
-// - The lease (`LEASE` item) is a conditional put: taken when absent, expired or already ours.
+// - The lease (`LEASE` item) is a conditional update: taken when free, expired or already ours. Each
+//   taking bumps the item's fencing token (`token`, never reset: releasing only ends the lease, and the
+//   item has no TTL), and every record this store writes while holding the lease carries that token
+//   (`fence`) on the condition that the stored record's fence is not newer: once a later lease holder
+//   has written a record, a pass that lost its lease can no longer overwrite it.
 // - Expired items are ignored on read (`expiresAtMs` against the pass time): TTL deletion is late.
 // - SDK errors become domain errors: a failed condition is a conflict (or a refused lease), anything
 //   else a `StateStoreError` naming the operation.
@@ -14,6 +18,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  UpdateCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { applyChanges, diffPassState } from '../../core/state/diff.ts';
@@ -43,8 +48,8 @@ import { PARTITION_KEY, SORT_KEY, StateKeys, TTL_ATTRIBUTE } from './tableSchema
 
 /** Epoch-ms twin of the TTL attribute: exact expiry for reads and conditions. */
 const EXPIRES_AT_MS = 'expiresAtMs';
-/** A released or expired lease item is cleaned up by TTL this long after it ends. */
-const LEASE_ITEM_RETENTION_MS = 24 * 3_600_000;
+/** The fencing token a record was written under. */
+const FENCE = 'fence';
 
 export interface DynamoStateStoreOptions {
   readonly client: DynamoDBClient;
@@ -69,6 +74,8 @@ export class DynamoStateStore implements StateStore {
   private readonly pageSize: number | undefined;
   private readonly writeConcurrency: number;
   private loadedAtMs: number | undefined;
+  /** The lease this store holds: its owner and fencing token (written into every record). */
+  private held: { readonly owner: string; readonly token: number } | undefined;
 
   constructor(options: DynamoStateStoreOptions) {
     this.doc = DynamoDBDocumentClient.from(options.client, {
@@ -114,30 +121,41 @@ export class DynamoStateStore implements StateStore {
   }
 
   async acquireLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
-    return this.putLease('acquireLease', owner, nowMs, ttlMs, {
-      ConditionExpression: 'attribute_not_exists(#pk) OR #until <= :now OR #owner = :me',
-      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#until': 'leaseUntilMs', '#owner': 'owner' },
-      ExpressionAttributeValues: { ':now': nowMs, ':me': owner },
+    const token = await this.updateLease('acquireLease', {
+      UpdateExpression: 'SET #owner = :me, #until = :until, #token = if_not_exists(#token, :zero) + :one REMOVE #ttl',
+      ConditionExpression: 'attribute_not_exists(#pk) OR attribute_not_exists(#owner) OR #until <= :now OR #owner = :me',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#owner': 'owner', '#until': 'leaseUntilMs', '#token': 'token', '#ttl': TTL_ATTRIBUTE },
+      ExpressionAttributeValues: { ':me': owner, ':until': nowMs + ttlMs, ':now': nowMs, ':zero': 0, ':one': 1 },
     });
+    if (token === undefined) return false;
+    this.held = { owner, token };
+    return true;
   }
 
   async renewLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
-    return this.putLease('renewLease', owner, nowMs, ttlMs, {
-      ConditionExpression: 'attribute_exists(#pk) AND #owner = :me',
-      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#owner': 'owner' },
-      ExpressionAttributeValues: { ':me': owner },
+    const token = await this.updateLease('renewLease', {
+      UpdateExpression: 'SET #until = :until',
+      // The same taking of the lease: a lease taken again since (even by the same owner) is another one.
+      ConditionExpression: 'attribute_exists(#pk) AND #owner = :me' + (this.held?.owner === owner ? ' AND #token = :token' : ''),
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#owner': 'owner', '#until': 'leaseUntilMs', ...(this.held?.owner === owner ? { '#token': 'token' } : {}) },
+      ExpressionAttributeValues: { ':me': owner, ':until': nowMs + ttlMs, ...(this.held?.owner === owner ? { ':token': this.held.token } : {}) },
     });
+    if (token === undefined && this.held?.owner === owner) this.held = undefined;
+    return token !== undefined;
   }
 
   async releaseLease(owner: string): Promise<void> {
+    if (this.held?.owner === owner) this.held = undefined;
+    // Ends the lease but keeps the item and its token: the fencing token must never go back.
     await this.conditional('releaseLease', () =>
       this.doc.send(
-        new DeleteCommand({
+        new UpdateCommand({
           TableName: this.table,
           Key: this.key(StateKeys.lease),
+          UpdateExpression: 'REMOVE #owner SET #until = :zero',
           ConditionExpression: '#owner = :me',
-          ExpressionAttributeNames: { '#owner': 'owner' },
-          ExpressionAttributeValues: { ':me': owner },
+          ExpressionAttributeNames: { '#owner': 'owner', '#until': 'leaseUntilMs' },
+          ExpressionAttributeValues: { ':me': owner, ':zero': 0 },
         }),
       ),
     );
@@ -147,7 +165,7 @@ export class DynamoStateStore implements StateStore {
     const { Item } = await this.call('readLease', () =>
       this.doc.send(new GetCommand({ TableName: this.table, Key: this.key(StateKeys.lease), ConsistentRead: true })),
     );
-    if (!Item) return undefined;
+    if (!Item || Item['owner'] === undefined) return undefined;
     const r = RecordReader.of(Item, '', corrupt(StateKeys.lease), epochMsTime);
     return { owner: r.string('owner'), until: r.time('leaseUntilMs') };
   }
@@ -163,8 +181,9 @@ export class DynamoStateStore implements StateStore {
             ...this.key(StateKeys.command(cmd.id)),
             ...writeCommand(stored, epochMsTime),
             ...(expiresAtMs === undefined ? {} : ttl(expiresAtMs)),
+            ...this.fenceAttribute(),
           },
-          ...versionCondition(expectedVersion ?? 0),
+          ...this.fenced(versionCondition(expectedVersion ?? 0)),
         }),
       ),
     );
@@ -194,7 +213,7 @@ export class DynamoStateStore implements StateStore {
           }
         : versionCondition(record.version);
     const ok = await this.conditional('save', () =>
-      this.doc.send(new PutCommand({ TableName: this.table, Item: { ...item, ...ttl(record.expiresAt) }, ...condition })),
+      this.doc.send(new PutCommand({ TableName: this.table, Item: { ...item, ...ttl(record.expiresAt), ...this.fenceAttribute() }, ...this.fenced(condition) })),
     );
     return ok ? undefined : `node ${record.name}`;
   }
@@ -206,9 +225,11 @@ export class DynamoStateStore implements StateStore {
           TableName: this.table,
           Key: this.key(StateKeys.node(record.name)),
           // Already gone is fine: someone else finished the job.
-          ConditionExpression: 'attribute_not_exists(#pk) OR #v = :expected',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#v': 'version' },
-          ExpressionAttributeValues: { ':expected': record.version },
+          ...this.fenced({
+            ConditionExpression: 'attribute_not_exists(#pk) OR #v = :expected',
+            ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#v': 'version' },
+            ExpressionAttributeValues: { ':expected': record.version },
+          }),
         }),
       ),
     );
@@ -220,25 +241,40 @@ export class DynamoStateStore implements StateStore {
       this.doc.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...this.key(StateKeys.meta), ...writeClusterState({ ...cluster, version: cluster.version + 1 }, epochMsTime) },
-          ...versionCondition(cluster.version),
+          Item: { ...this.key(StateKeys.meta), ...writeClusterState({ ...cluster, version: cluster.version + 1 }, epochMsTime), ...this.fenceAttribute() },
+          ...this.fenced(versionCondition(cluster.version)),
         }),
       ),
     );
     return ok ? undefined : 'cluster';
   }
 
-  private putLease(operation: string, owner: string, nowMs: number, ttlMs: number, condition: ConditionParts): Promise<boolean> {
-    const until = nowMs + ttlMs;
-    return this.conditional(operation, () =>
-      this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...this.key(StateKeys.lease), owner, leaseUntilMs: until, [TTL_ATTRIBUTE]: Math.ceil((until + LEASE_ITEM_RETENTION_MS) / 1000) },
-          ...condition,
-        }),
-      ),
-    );
+  /** The lease item updated on `condition`; its fencing token, or undefined when the condition failed. */
+  private async updateLease(operation: string, parts: ConditionParts & { readonly UpdateExpression: string }): Promise<number | undefined> {
+    try {
+      const { Attributes } = await this.doc.send(
+        new UpdateCommand({ TableName: this.table, Key: this.key(StateKeys.lease), ReturnValues: 'ALL_NEW', ...parts }),
+      );
+      const token = Attributes?.['token'];
+      return typeof token === 'number' ? token : 0;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return undefined;
+      throw new StateStoreError(operation, { cause: error });
+    }
+  }
+
+  private fenceAttribute(): Item {
+    return this.held === undefined ? {} : { [FENCE]: this.held.token };
+  }
+
+  /** `condition` AND the stored record was not written under a newer lease than ours. */
+  private fenced(condition: ConditionParts): ConditionParts {
+    if (this.held === undefined) return condition;
+    return {
+      ConditionExpression: `(${condition.ConditionExpression}) AND (attribute_not_exists(#fence) OR #fence <= :fence)`,
+      ExpressionAttributeNames: { ...condition.ExpressionAttributeNames, '#fence': FENCE },
+      ExpressionAttributeValues: { ...(condition.ExpressionAttributeValues ?? {}), ':fence': this.held.token },
+    };
   }
 
   // --- reads ------------------------------------------------------------------------------------

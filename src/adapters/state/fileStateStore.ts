@@ -47,7 +47,8 @@ export const STATE_FILE_VERSION = 1;
 
 interface StateDocument {
   readonly state: PassState;
-  readonly lease?: LeaseState;
+  /** The lease; `owner` absent once released. `token` only grows (fencing). */
+  readonly lease?: { readonly owner?: string; readonly until: number; readonly token?: number };
 }
 
 export interface FileStateStoreOptions {
@@ -62,6 +63,11 @@ export class FileStateStore implements StateStore {
   private readonly staleLockMs: number;
   /** The pass time of the last `load`, used by `save` when it is not given one. */
   private loadedAtMs: number | undefined;
+  /**
+   * The lease this store took. While set, every write checks, under the file lock, that the file's lease
+   * is still this one (owner and token): a run that lost its lease can no longer write (fencing).
+   */
+  private held: { readonly owner: string; readonly token: number } | undefined;
 
   constructor(
     readonly path: string,
@@ -108,29 +114,39 @@ export class FileStateStore implements StateStore {
     return applyChanges(next, changes);
   }
 
-  acquireLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
-    return this.update('acquireLease', (doc) => {
-      if (doc.lease && doc.lease.owner !== owner && doc.lease.until > nowMs) return { result: false };
-      return { doc: { ...doc, lease: { owner, until: nowMs + ttlMs } }, result: true };
-    });
+  async acquireLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    const token = await this.update('acquireLease', (doc) => {
+      const lease = doc.lease;
+      if (lease?.owner !== undefined && lease.owner !== owner && lease.until > nowMs) return { result: undefined };
+      const token = (lease?.token ?? 0) + 1;
+      return { doc: { ...doc, lease: { owner, until: nowMs + ttlMs, token } }, result: token };
+    }, false);
+    if (token === undefined) return false;
+    this.held = { owner, token };
+    return true;
   }
 
-  renewLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
-    return this.update('renewLease', (doc) => {
-      if (doc.lease?.owner !== owner) return { result: false };
-      return { doc: { ...doc, lease: { owner, until: nowMs + ttlMs } }, result: true };
-    });
+  async renewLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
+    const ok = await this.update('renewLease', (doc) => {
+      if (doc.lease?.owner !== owner || (this.held?.owner === owner && doc.lease.token !== this.held.token)) return { result: false };
+      return { doc: { ...doc, lease: { ...doc.lease, until: nowMs + ttlMs } }, result: true };
+    }, false);
+    if (!ok && this.held?.owner === owner) this.held = undefined;
+    return ok;
   }
 
   async releaseLease(owner: string): Promise<void> {
+    if (this.held?.owner === owner) this.held = undefined;
     await this.update('releaseLease', (doc) => {
       if (doc.lease?.owner !== owner) return { result: undefined };
-      return { doc: { state: doc.state }, result: undefined };
-    });
+      // The token stays: it must never go back.
+      return { doc: { ...doc, lease: { until: 0, ...(doc.lease.token === undefined ? {} : { token: doc.lease.token }) } }, result: undefined };
+    }, false);
   }
 
   async readLease(): Promise<LeaseState | undefined> {
-    return (await this.read()).lease;
+    const lease = (await this.read()).lease;
+    return lease?.owner === undefined ? undefined : { owner: lease.owner, until: lease.until };
   }
 
   async putCommand(cmd: DisruptionCommand, expectedVersion?: number): Promise<DisruptionCommand> {
@@ -186,10 +202,15 @@ export class FileStateStore implements StateStore {
   }
 
   /** Read-modify-write under the lock; `change` returns the new document (or none: nothing to write). */
-  private async update<T>(operation: string, change: (doc: StateDocument) => { doc?: StateDocument; result: T }): Promise<T> {
+  private async update<T>(operation: string, change: (doc: StateDocument) => { doc?: StateDocument; result: T }, fenced = true): Promise<T> {
     const unlock = await this.lock(operation);
     try {
-      const { doc, result } = change(await this.read());
+      const current = await this.read();
+      const held = this.held;
+      if (fenced && held !== undefined && (current.lease?.owner !== held.owner || current.lease.token !== held.token)) {
+        throw new StateConflictError(['lease'], `${operation} (this run no longer holds the lease)`);
+      }
+      const { doc, result } = change(current);
       if (doc) await this.writeAtomically(operation, `${JSON.stringify(encodeDocument(doc), null, 2)}\n`);
       return result;
     } finally {
@@ -288,10 +309,12 @@ function decodeDocument(json: unknown, fail: Fail): StateDocument {
     readCommand(RecordReader.of(raw, `commands[${i}]`, fail, isoTime), fail, isoTime),
   );
 
-  let lease: LeaseState | undefined;
+  let lease: StateDocument['lease'];
   if (top.has('lease')) {
     const r = RecordReader.of(top.member('lease'), 'lease', fail, isoTime);
-    lease = { owner: r.string('owner'), until: r.time('until') };
+    const owner = r.string('owner', true);
+    const token = r.has('token') ? r.number('token') : undefined;
+    lease = { ...(owner === undefined ? {} : { owner }), until: r.time('until'), ...(token === undefined ? {} : { token }) };
   }
   return { state: { nodes, cluster, commands: sortCommands(commands) }, ...(lease ? { lease } : {}) };
 }
@@ -305,6 +328,14 @@ function encodeDocument(doc: StateDocument): Record<string, unknown> {
     cluster: writeClusterState(doc.state.cluster, isoTime),
     nodes,
     commands: sortCommands(doc.state.commands).map((c) => writeCommand(c, isoTime)),
-    ...(doc.lease ? { lease: { owner: doc.lease.owner, until: isoTime.write(doc.lease.until) } } : {}),
+    ...(doc.lease
+      ? {
+          lease: {
+            ...(doc.lease.owner === undefined ? {} : { owner: doc.lease.owner }),
+            until: isoTime.write(doc.lease.until),
+            ...(doc.lease.token === undefined ? {} : { token: doc.lease.token }),
+          },
+        }
+      : {}),
   };
 }
