@@ -18,6 +18,9 @@
 //   REPLACEMENT_READY_TIMEOUT_SECONDS   600; how long the actuator waits for a replacement node
 //   DRAIN_TIMEOUT_SECONDS               3600; a drain without progress this long is given up (the old
 //                                       nodes are untainted and uncordoned)
+//   KARPENTER                           `auto` (default) | `present` | `absent`: whether Karpenter's own
+//                                       disruption controller runs next to this product (auto: detected
+//                                       from node labels, or assumed when NodePools come from the API)
 //   DYNAMODB_ENDPOINT                   optional; e.g. `http://127.0.0.1:8000` (dynalite) for local runs
 //   LOG_LEVEL                           `debug` | `info` (default) | `warn` | `error`
 //
@@ -26,6 +29,7 @@
 // where serverless-esbuild copies the same files.
 import { isAbsolute, resolve } from 'node:path';
 import { InputError } from '../core/errors.ts';
+import type { KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { parseFeatureGates, type FeatureGates } from '../core/featureGates.ts';
 
 export type ClusterSourceConfig = { readonly kind: 'eks' } | { readonly kind: 'file'; readonly path: string };
@@ -47,6 +51,7 @@ export interface Config {
   readonly functionTimeoutMs: number;
   readonly replacementReadyTimeoutMs: number;
   readonly drainTimeoutMs: number;
+  readonly karpenter: KarpenterPresence;
   readonly dynamoDbEndpoint?: string;
   readonly logLevel: LogLevel;
 }
@@ -100,6 +105,11 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     throw new ConfigError('DRY_RUN', 'is false but CLUSTER_SOURCE is a file: a cluster read from a file cannot be acted on; set DRY_RUN=true');
   }
 
+  const karpenter = (optional(env, 'KARPENTER')?.toLowerCase() ?? 'auto') as KarpenterPresence;
+  if (!['auto', 'present', 'absent'].includes(karpenter)) {
+    throw new ConfigError('KARPENTER', `${JSON.stringify(env['KARPENTER'])} is not auto, present or absent`);
+  }
+
   const dynamoDbEndpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (dynamoDbEndpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(dynamoDbEndpoint)) {
     throw new ConfigError('DYNAMODB_ENDPOINT', `${JSON.stringify(dynamoDbEndpoint)} is not an http(s) URL`);
@@ -132,6 +142,7 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     leaseTtlMs: leaseTtlSeconds * 1000,
     functionTimeoutMs: functionTimeoutSeconds * 1000,
     replacementReadyTimeoutMs: number(env, 'REPLACEMENT_READY_TIMEOUT_SECONDS', 600, { min: 30, max: 3_600, integer: true }) * 1000,
+    karpenter,
     drainTimeoutMs: number(env, 'DRAIN_TIMEOUT_SECONDS', 3_600, { min: 60, max: 7 * 24 * 3_600, integer: true }) * 1000,
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     logLevel,

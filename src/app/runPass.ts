@@ -20,6 +20,7 @@ import { emptyPassState, type NodeState, type PassState } from '../core/state/ty
 import { minimumLifetimeOk, noChangeSkip, recordSearch, stabilizationHold } from '../core/state/windows.ts';
 import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
 import { planAroundInFlight } from '../core/disruption/inFlight.ts';
+import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
 import { parseDetail } from './act/commandDetail.ts';
 
@@ -46,6 +47,10 @@ export interface PassSettings {
   readonly owner: string;
   readonly leaseTtlMs: number;
   readonly notes?: readonly string[];
+  /** Whether Karpenter runs next to this product (default `auto`: detected). See coexistence.ts. */
+  readonly karpenterPresence?: KarpenterPresence;
+  /** The NodePools are read from the cluster's API (so Karpenter's CRD is installed). */
+  readonly nodePoolsFromCluster?: boolean;
 }
 
 export interface PassResult {
@@ -122,6 +127,18 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     const pools = new Map(nodePools.map((p) => [p.name, p]));
     const notes = [...(settings.notes ?? []), ...catalogLoad.warnings];
 
+    // Next to Karpenter: a real run leaves alone the pools Karpenter also consolidates (coexistence.ts).
+    const conflicts = karpenterConflicts({
+      nodePools,
+      nodes: cluster.nodes,
+      presence: settings.karpenterPresence ?? 'auto',
+      poolsFromCluster: settings.nodePoolsFromCluster ?? false,
+    });
+    for (const [pool, why] of conflicts) {
+      if (inScope(settings.scope)(pools.get(pool)!)) notes.push(settings.dryRun ? `a real run would not act on NodePool "${pool}": ${why}` : why);
+    }
+    const leftToKarpenter = (node: Node) => (!settings.dryRun && node.nodePool !== undefined ? conflicts.get(node.nodePool) : undefined);
+
     // Unfinished commands: their nodes are in flight, and the pods they are moving are placed first.
     const view = planAroundInFlight({
       cluster,
@@ -149,6 +166,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       extraReasons: (node: Node) => [
         ...(node.ready && !minimumLifetimeOk(node, nowMs) ? ['node has been Ready for less than the 5-minute minimum node lifetime'] : []),
         ...(view.nominated.has(node.name) ? [`receives pods of unfinished command ${view.nominated.get(node.name)}, so it is left alone until they settle`] : []),
+        ...(leftToKarpenter(node) === undefined ? [] : [leftToKarpenter(node)!]),
       ],
       poolFilter: inScope(settings.scope),
       methods: view.unplaced.length > 0 ? ([] as const) : settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,

@@ -213,6 +213,8 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
           owner,
           leaseTtlMs: cfg.leaseTtlMs,
           notes,
+          karpenterPresence: cfg.karpenter,
+          nodePoolsFromCluster: cfg.nodePoolsSource.kind === 'kubernetes',
         },
         actor,
       );

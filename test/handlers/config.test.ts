@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       functionTimeoutMs: 300_000,
       replacementReadyTimeoutMs: 600_000,
       drainTimeoutMs: 3_600_000,
+      karpenter: 'auto',
       logLevel: 'info',
     });
   });

@@ -81,6 +81,9 @@ export function env(h: Harness, extra: Env = {}): Env {
     TABLE_NAME: h.table,
     DYNAMODB_ENDPOINT: h.db.endpoint,
     NODEPOOLS_SOURCE: `file:${demoNodePoolsPath}`,
+    // The demo is a Karpenter cluster: a real run would leave its pools to Karpenter (coexistence.ts).
+    // Most handler tests are about acting itself; the coexistence tests set KARPENTER=auto.
+    KARPENTER: 'absent',
     ...extra,
   };
 }

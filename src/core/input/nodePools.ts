@@ -42,6 +42,14 @@ const RESTRICTED_REQUIREMENT_KEYS: ReadonlySet<string> = new Set([LabelKeys.node
 /** NodePool annotations with this prefix are launch settings for the actuator (`launch`). */
 const LAUNCH_ANNOTATION_PREFIX = 'eks-consolidator/';
 
+/**
+ * Hands a pool's consolidation over to eks-consolidator while Karpenter keeps provisioning it: the
+ * annotation holds a JSON object shaped like `spec.disruption` (consolidationPolicy, consolidateAfter,
+ * budgets, ...), which this product uses instead of `spec.disruption`; `spec.disruption` is then what
+ * Karpenter reads, and should stop Karpenter's own consolidation (`consolidateAfter: Never`).
+ */
+export const HANDOVER_ANNOTATION = 'eks-consolidator.io/disruption';
+
 /** The pool used when no NodePool file is given: every default above. */
 export function defaultNodePool(): NodePool {
   return {
@@ -203,7 +211,9 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
   const template = f.optRecord(spec['template'], 'spec.template') ?? {};
   const templateMeta = f.optRecord(template['metadata'], 'spec.template.metadata') ?? {};
   const templateSpec = f.optRecord(template['spec'], 'spec.template.spec') ?? {};
-  const disruption = f.optRecord(spec['disruption'], 'spec.disruption') ?? {};
+  const specDisruption = f.optRecord(spec['disruption'], 'spec.disruption') ?? {};
+  const handover = annotations[HANDOVER_ANNOTATION];
+  const disruption = handover === undefined ? specDisruption : parseHandover(f, handover);
 
   const requirements = f
     .optArray(templateSpec['requirements'], 'spec.template.spec.requirements')
@@ -229,6 +239,7 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
     : f.array(budgetsRaw, 'spec.disruption.budgets').map((b, i) => parseBudget(f, b, `spec.disruption.budgets[${i}]`));
 
   const launch = parseLaunch(f, templateSpec, annotations);
+  const karpenterConsolidates = handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
   return {
     name,
     weight: parseWeight(f, spec['weight'], 'spec.weight'),
@@ -244,7 +255,39 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
     budgets,
     limits: parseResources(spec['limits'], 'spec.limits', f.object),
     ...(launch ? { launch } : {}),
+    karpenterConsolidates,
+    ...(handover === undefined ? {} : { handedOver: true }),
   };
+}
+
+/** The handover annotation's JSON object, in place of `spec.disruption`. */
+function parseHandover(f: Fields, text: string): JsonRecord {
+  const path = `metadata.annotations["${HANDOVER_ANNOTATION}"]`;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return f.fail(path, `is not JSON (${error instanceof Error ? error.message : String(error)}); write it like spec.disruption, e.g. {"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"1m"}`);
+  }
+  return f.record(value, path);
+}
+
+/** Whether Karpenter, reading `spec.disruption` as given, would consolidate the pool. */
+function karpenterView(f: Fields, specDisruption: JsonRecord): boolean {
+  const raw = specDisruption['budgets'];
+  const budgets = raw === undefined || raw === null ? DEFAULT_BUDGETS : f.array(raw, 'spec.disruption.budgets').map((b, i) => parseBudget(f, b, `spec.disruption.budgets[${i}]`));
+  return wouldConsolidate(specDisruption['consolidateAfter'], budgets);
+}
+
+/**
+ * Consolidation is off when consolidateAfter is Never, or when a budget without a schedule allows 0
+ * nodes for both consolidation reasons (the most restrictive budget wins, seed 004).
+ */
+function wouldConsolidate(consolidateAfter: unknown, budgets: readonly Budget[]): boolean {
+  if (consolidateAfter === 'Never') return false;
+  const zeroAlways = (reason: DisruptionReason) =>
+    budgets.some((b) => b.schedule === undefined && (b.reasons === undefined || b.reasons.includes(reason)) && ('count' in b.nodes ? b.nodes.count === 0 : b.nodes.percent === 0));
+  return !(zeroAlways('Empty') && zeroAlways('Underutilized'));
 }
 
 /**

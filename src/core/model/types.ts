@@ -271,6 +271,14 @@ export interface NodePool {
   readonly limits: Resources;
   /** Provider-specific launch settings (EC2 launch template, subnets) for the actuator; opaque to the core. */
   readonly launch?: Readonly<Record<string, unknown>>;
+  /**
+   * Whether Karpenter's own disruption controller, reading this pool's `spec.disruption`, would
+   * consolidate its nodes (consolidateAfter not Never, and not every consolidation budget fixed at 0).
+   * Undefined: as if true. See core/disruption/coexistence.ts.
+   */
+  readonly karpenterConsolidates?: boolean;
+  /** True when the disruption settings above come from the `eks-consolidator.io/disruption` annotation. */
+  readonly handedOver?: boolean;
 }
 
 /** Well-known label keys. */
