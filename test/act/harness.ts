@@ -122,6 +122,8 @@ export class FakeEc2 {
   fleetErrors: { ErrorCode: string; ErrorMessage: string }[] | undefined;
   /** Called with each new instance (e.g. to register its node in the fake Kubernetes API). */
   onLaunch: ((instanceId: string) => void) | undefined;
+  /** Called before each instance is terminated (the world checks what is still bound to it). */
+  onTerminate: ((instanceId: string) => void) | undefined;
   private readonly byToken = new Map<string, string>();
   private seq = 0;
 
@@ -173,6 +175,7 @@ export class FakeEc2 {
         const instance = this.instances.get(id);
         if (instance === undefined) throw notFound(id);
         this.terminateCalls.push(id);
+        this.onTerminate?.(id);
         const previous = instance.state;
         instance.state = 'shutting-down';
         return { InstanceId: id, PreviousState: { Name: previous }, CurrentState: { Name: 'shutting-down' } };
@@ -250,6 +253,8 @@ export interface World {
   readonly clock: Clock;
   /** Times `onAction` was told about. */
   readonly actions: number[];
+  /** Pods that counted (workload pods) still bound to an instance's node when it was terminated: must stay empty. */
+  readonly terminatedWithPods: { instanceId: string; pods: string[] }[];
   /** Deps for one invocation with `budgetMs` of Lambda time; `store` may be swapped (crash tests). */
   deps(budgetMs: number, overrides?: Partial<ActDeps>): ActDeps;
   /** Registers the node of a launched instance in the fake Kubernetes API. */
@@ -274,6 +279,22 @@ export async function startWorld(db: LocalDynamo, objects: readonly unknown[]): 
   });
   const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName: 'test' });
   const actions: number[] = [];
+  const terminatedWithPods: { instanceId: string; pods: string[] }[] = [];
+  ec2.onTerminate = (instanceId) => {
+    const nodeNames = api.store
+      .list('Node')
+      .filter((n) => String((n['spec'] as Record<string, unknown> | undefined)?.['providerID'] ?? '').endsWith(`/${instanceId}`))
+      .map((n) => String((n['metadata'] as Record<string, unknown>)['name']));
+    const pods = api.store.list('Pod').filter((p) => {
+      const spec = (p['spec'] ?? {}) as Record<string, unknown>;
+      const meta = (p['metadata'] ?? {}) as Record<string, unknown>;
+      const phase = String(((p['status'] ?? {}) as Record<string, unknown>)['phase'] ?? 'Running');
+      const owners = (meta['ownerReferences'] ?? []) as { kind: string }[];
+      const mirror = 'kubernetes.io/config.mirror' in ((meta['annotations'] ?? {}) as object);
+      return nodeNames.includes(String(spec['nodeName'])) && phase !== 'Succeeded' && phase !== 'Failed' && !mirror && !owners.some((o) => o.kind === 'DaemonSet');
+    });
+    if (pods.length > 0) terminatedWithPods.push({ instanceId, pods: pods.map((p) => String((p['metadata'] as Record<string, unknown>)['name'])) });
+  };
   let ids = 0;
   return {
     api,
@@ -281,6 +302,7 @@ export async function startWorld(db: LocalDynamo, objects: readonly unknown[]): 
     store,
     clock,
     actions,
+    terminatedWithPods,
     deps(budgetMs, overrides = {}) {
       const deadline = clock.nowMs + budgetMs;
       return {
