@@ -189,6 +189,41 @@ describe('a real run', () => {
     expect(await store.readLease()).toBeUndefined();
   });
 
+  it('a retried delivery with the same request id does not share the lease', async () => {
+    let release!: () => void;
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow: Actuator = {
+      begin: () => ({
+        resume: async () => {},
+        act: async () => {
+          entered();
+          await gate;
+        },
+        report: () => ({ carriedOut: 0 }),
+      }),
+    };
+    const actuator = recordingActuator();
+    const first = createConsolidateHandler(deps(h, { DRY_RUN: 'false' }, { actuator: () => slow }));
+    const second = createConsolidateHandler(deps(h, { DRY_RUN: 'false' }, { actuator: actuator.factory }));
+    const context = lambdaContext();
+    const running = first(scheduledEvent, context);
+    await inside;
+    // The same awsRequestId: an at-least-once delivery of the same scheduled event.
+    const again = (await second(scheduledEvent, context)) as SkippedResponse;
+    expect(again).toMatchObject({ skipped: 'lease held' });
+    expect(actuator.calls).toEqual([]);
+    release();
+    await running;
+  });
+
+  it('refuses to act when the lease would not outlive the invocation', async () => {
+    const handler = createConsolidateHandler(deps(h, { DRY_RUN: 'false', FUNCTION_TIMEOUT_SECONDS: '120', LEASE_TTL_SECONDS: '180' }));
+    await expect(handler(scheduledEvent, lambdaContext(300_000))).rejects.toThrow(/LEASE_TTL_SECONDS: 180 s is not longer than this invocation may run/);
+    expect(h.kube.mutatingRequests()).toEqual([]);
+  });
+
   it('the emptiness function owns the WhenEmpty pools only', async () => {
     const handler = createEmptinessHandler(deps(h));
     const response = (await handler({ dryRun: true }, lambdaContext())) as PassResponse;
