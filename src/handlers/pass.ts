@@ -21,7 +21,8 @@ import type { MiddlewareObj } from '@middy/core';
 import { ConfigError, loadConfig, type Config, type Env } from '../app/config.ts';
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type PublishReport } from '../app/observability/events.ts';
 import { Logger, stdoutSink, type LineSink } from '../app/observability/logger.ts';
-import { MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
+import { actionMetrics, MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
+import type { ExecutionReport } from '../app/act/types.ts';
 import { runPass, type Actor, type PassScope } from '../app/runPass.ts';
 import { buildRuntime, type CatalogInfo, type Runtime, type WiringOverrides } from '../app/wiring.ts';
 import type { Plan } from '../core/plan.ts';
@@ -234,6 +235,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
       }
 
       metrics.addAll(passMetrics(result, scope, startedAt));
+      metrics.addAll(actionMetrics(actions as ExecutionReport | undefined));
       const { plan } = result;
       for (const decision of plan.decisions) {
         passLog.info(dryRun ? 'decision planned' : 'decision taken', {

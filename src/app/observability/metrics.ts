@@ -15,6 +15,7 @@
 // were planned, not carried out, and must not be summed with real ones.
 import { budgetAllowance } from '../../core/disruption/budgets.ts';
 import type { DisruptionReason, NodePool } from '../../core/model/types.ts';
+import type { ExecutionReport } from '../act/types.ts';
 import type { PassResult, PassScope } from '../runPass.ts';
 import type { LineSink } from './logger.ts';
 
@@ -174,5 +175,32 @@ export function passMetrics(result: PassResult, scope: PassScope, nowMs: number)
     const blocked = result.plan.nodes.filter((n) => n.nodePool === pool.name && n.reasons.some(isThresholdBlocked)).length;
     data.push({ name: 'karpenter_consolidation_threshold_blocked_total', unit: 'Count', value: blocked, dimensions: { nodepool: pool.name } });
   }
+  return data;
+}
+
+/**
+ * What the actuator's commands came to in this invocation, by outcome: `done`, `rolled_back` (the
+ * replacement could not be used), `abandoned` (a drain without progress was given up, issue "Safe to
+ * act" item 6), plus taints removed because no command owned them any more. Bounded cardinality: one
+ * series per outcome and method.
+ */
+export function actionMetrics(report: ExecutionReport | undefined): MetricDatum[] {
+  if (report === undefined) return [];
+  const data: MetricDatum[] = [];
+  const outcome = { done: 'done', rolledBack: 'rolled_back', abandoned: 'abandoned' } as const;
+  const counts = new Map<string, { method: string; outcome: string; n: number }>();
+  for (const command of report.commands) {
+    const o = outcome[command.step as keyof typeof outcome];
+    if (o === undefined || command.from === command.step) continue;
+    const key = `${command.method}/${o}`;
+    const entry = counts.get(key) ?? { method: command.method, outcome: o, n: 0 };
+    entry.n += 1;
+    counts.set(key, entry);
+  }
+  for (const { method, outcome: o, n } of counts.values()) {
+    data.push({ name: 'eks_consolidator_disruption_commands_ended_total', unit: 'Count', value: n, dimensions: { method, outcome: o } });
+  }
+  const cleaned = report.cleanedTaints?.length ?? 0;
+  if (cleaned > 0) data.push({ name: 'eks_consolidator_orphaned_taints_removed_total', unit: 'Count', value: cleaned, dimensions: {} });
   return data;
 }
