@@ -14,6 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DynamoStateStore } from '../../src/adapters/dynamodb/dynamoStateStore.ts';
 import { decodeEksToken } from '../../src/adapters/kubernetes/eksToken.ts';
 import type { Actuator } from '../../src/app/wiring.ts';
+import { demoNodePoolsPath } from '../../src/adapters/catalog/bundledPaths.ts';
 import { createConsolidateHandler } from '../../src/handlers/consolidate.ts';
 import { createEmptinessHandler } from '../../src/handlers/emptiness.ts';
 import type { PassResponse, SkippedResponse } from '../../src/handlers/pass.ts';
@@ -314,5 +315,52 @@ describe('a real run with the real executor', () => {
     const stepOf = (nodes: readonly string[]) => response.actions.commands.find((c) => c.nodes.join() === nodes.join())?.step;
     for (const d of deletions) expect(stepOf(d.nodes)).toBe('done');
     for (const d of replacements) expect(stepOf(d.nodes)).toBe('rolledBack');
+  });
+});
+
+describe('next to Karpenter (KARPENTER=auto)', () => {
+  it('a real run leaves the pools Karpenter consolidates alone and says why; a dry run still plans them', async () => {
+    const dry = (await createConsolidateHandler(deps(h, { KARPENTER: 'auto' }))({ dryRun: true }, lambdaContext())) as PassResponse;
+    expect(dry.decisions.length).toBeGreaterThan(0);
+    expect(dry.notes).toContainEqual(expect.stringMatching(/^a real run would not act on NodePool "default": Karpenter's own disruption controller/));
+
+    const actuator = recordingActuator();
+    const real = (await createConsolidateHandler(deps(h, { DRY_RUN: 'false', KARPENTER: 'auto' }, { actuator: actuator.factory }))(
+      scheduledEvent,
+      lambdaContext(),
+    )) as PassResponse;
+    expect(real.decisions).toEqual([]);
+    expect(actuator.calls).toEqual([{ decisions: 0, owner: expect.any(String), deadlineMs: expect.any(Number) }]);
+    const managed = real.nodes.filter((n) => n.nodePool === 'default');
+    expect(managed.length).toBeGreaterThan(0);
+    for (const n of managed) expect(n.reasons.join(' ')).toMatch(/Karpenter's own disruption controller also consolidates NodePool "default"/);
+  });
+
+  it('a pool handed over with the annotation (and consolidateAfter: Never for Karpenter) is acted on', async () => {
+    const { readFileSync, writeFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { parseAllDocuments, stringify } = await import('yaml');
+    const docs = parseAllDocuments(readFileSync(demoNodePoolsPath, 'utf8')).map((d) => d.toJS() as Record<string, Record<string, unknown>>);
+    const handedOver = docs.map((doc) => {
+      const spec = doc['spec'] as Record<string, unknown>;
+      const disruption = spec['disruption'] as Record<string, unknown>;
+      return {
+        ...doc,
+        metadata: { ...doc['metadata'], annotations: { 'eks-consolidator.io/disruption': JSON.stringify(disruption) } },
+        spec: { ...spec, disruption: { consolidateAfter: 'Never' } },
+      };
+    });
+    const file = join(mkdtempSync(join(tmpdir(), 'ekc-handover-')), 'nodepools.yaml');
+    writeFileSync(file, handedOver.map((d) => stringify(d)).join('---\n'));
+    const dry = (await createConsolidateHandler(deps(h))({ dryRun: true }, lambdaContext())) as PassResponse;
+    const actuator = recordingActuator();
+    const real = (await createConsolidateHandler(deps(h, { DRY_RUN: 'false', KARPENTER: 'auto', NODEPOOLS_SOURCE: `file:${file}` }, { actuator: actuator.factory }))(
+      scheduledEvent,
+      lambdaContext(),
+    )) as PassResponse;
+    expect(real.notes?.join(' ') ?? '').not.toMatch(/Karpenter's own disruption controller/);
+    expect(real.decisions.map((d) => d.nodes)).toEqual(dry.decisions.map((d) => d.nodes));
+    expect(real.decisions.length).toBeGreaterThan(0);
   });
 });

@@ -185,7 +185,8 @@ export function passMetrics(result: PassResult, scope: PassScope, nowMs: number)
  * series per outcome and method.
  */
 export function actionMetrics(report: ExecutionReport | undefined): MetricDatum[] {
-  if (report === undefined) return [];
+  // An injected actuator (tests, a custom one) may report something else: nothing to count then.
+  if (report === undefined || !Array.isArray(report.commands)) return [];
   const data: MetricDatum[] = [];
   const outcome = { done: 'done', rolledBack: 'rolled_back', abandoned: 'abandoned' } as const;
   const counts = new Map<string, { method: string; outcome: string; n: number }>();
