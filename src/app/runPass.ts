@@ -46,6 +46,12 @@ export interface PassSettings {
   /** Lease owner id (e.g. the Lambda request id). */
   readonly owner: string;
   readonly leaseTtlMs: number;
+  /**
+   * The time the lease is measured in, when it differs from the pass time: the CLI plans at any `--now`,
+   * but its lease is about processes running now (a run killed with a future `--now` must not block
+   * later runs). Default `nowMs`.
+   */
+  readonly leaseNowMs?: number;
   readonly notes?: readonly string[];
   /** Whether Karpenter runs next to this product (default `auto`: detected). See coexistence.ts. */
   readonly karpenterPresence?: KarpenterPresence;
@@ -83,7 +89,7 @@ export async function runPass(deps: PassDependencies, settings: PassSettings, ac
   const { nowMs } = settings;
   const store = deps.state;
   const mutating = !settings.dryRun || settings.persistState;
-  if (store && mutating && !(await store.acquireLease(settings.owner, nowMs, settings.leaseTtlMs))) {
+  if (store && mutating && !(await store.acquireLease(settings.owner, settings.leaseNowMs ?? nowMs, settings.leaseTtlMs))) {
     return {
       leaseAcquired: false,
       state: emptyPassState(),

@@ -1,7 +1,8 @@
-// `eks-consolidator plan ...` (CONTRACT section 1). Exit codes: 0 plan produced, 2 bad input, 1 internal.
+// `eks-consolidator plan ...` (CONTRACT section 1). Exit codes: 0 plan produced, 2 bad input, 1 internal,
+// 3 the --state file is in use by another run.
 import { parseArgs } from 'node:util';
 import { runPass } from '../app/runPass.ts';
-import { FileStateStore } from '../adapters/state/fileStateStore.ts';
+import { FileStateStore, localProcessId } from '../adapters/state/fileStateStore.ts';
 import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
 import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
 import { InputError } from '../core/errors.ts';
@@ -14,7 +15,9 @@ const USAGE = `usage: eks-consolidator plan [--cluster FILE] [--catalog FILE] [-
                             [--now ISO8601] [--format json|table] [--feature-gates NAME=BOOL,...]
 
 Runs one consolidation pass offline, as a dry run, and prints the plan.
-With none of --cluster/--catalog/--config it plans the embedded demo.`;
+With none of --cluster/--catalog/--config it plans the embedded demo.
+Exit codes: 0 plan printed, 2 bad input (nothing written), 1 internal error,
+3 the --state file is in use by another run.`;
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -94,16 +97,33 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (demoCluster && !useDemo) notes.push('no --cluster: planning the bundled sample cluster (times replayed relative to now)');
   if (useDemo) notes.push('embedded demo: bundled sample cluster (times replayed relative to now), bundled catalog (spot prices are estimates), demo NodePools');
   const statePath = values.state as string | undefined;
-  const { plan } = await runPass(
-    {
-      readCluster: async () => cluster,
-      loadCatalog: async () => ({ catalog, warnings: [] }),
-      loadNodePools: async () => nodePools,
-      state: statePath === undefined ? undefined : new FileStateStore(statePath),
-    },
-    // A plan is a dry run: it only ever writes the state file, and only when asked to.
-    { nowMs, gates, dryRun: true, persistState: statePath !== undefined, scope: 'all', owner: `cli-${process.pid}`, leaseTtlMs: 10 * 60_000, notes },
-  );
-  io.stdout(format === 'table' ? renderTable(plan) : `${JSON.stringify(plan, null, 2)}\n`);
+  const store = statePath === undefined ? undefined : new FileStateStore(statePath);
+  const pass = () =>
+    runPass(
+      { readCluster: async () => cluster, loadCatalog: async () => ({ catalog, warnings: [] }), loadNodePools: async () => nodePools, ...(store ? { state: store } : {}) },
+      // A plan is a dry run: it only ever writes the state file, and only when asked to. The file's lease
+      // is held in wall-clock time, whatever --now says, by this process (a killed run's lease is broken).
+      { nowMs, gates, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
+    );
+  let result = await pass();
+  // Another run is using the state file: wait a little for it, never print an empty plan as a success.
+  const waitMs = Number(io.env['EKS_CONSOLIDATOR_STATE_WAIT_MS'] ?? STATE_BUSY_WAIT_MS);
+  const waitUntil = io.clock() + (Number.isFinite(waitMs) && waitMs >= 0 ? waitMs : STATE_BUSY_WAIT_MS);
+  while (!result.leaseAcquired && io.clock() < waitUntil) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    result = await pass();
+  }
+  if (!result.leaseAcquired) {
+    const lease = await store?.readLease();
+    io.stderr(
+      `eks-consolidator: ${statePath}: another run is using this state file${lease ? ` (${lease.owner}, until ${new Date(lease.until).toISOString()})` : ''}; nothing was planned or written. Try again when it has finished.\n`,
+    );
+    return EXIT_STATE_BUSY;
+  }
+  io.stdout(format === 'table' ? renderTable(result.plan) : `${JSON.stringify(result.plan, null, 2)}\n`);
   return 0;
 }
+
+/** Exit code when `--state` is in use by another run (after waiting `STATE_BUSY_WAIT_MS`). */
+export const EXIT_STATE_BUSY = 3;
+const STATE_BUSY_WAIT_MS = 10_000;

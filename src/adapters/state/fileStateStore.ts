@@ -13,6 +13,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { InputError } from '../../core/errors.ts';
 import { applyChanges, diffPassState } from '../../core/state/diff.ts';
@@ -117,7 +118,8 @@ export class FileStateStore implements StateStore {
   async acquireLease(owner: string, nowMs: number, ttlMs: number): Promise<boolean> {
     const token = await this.update('acquireLease', (doc) => {
       const lease = doc.lease;
-      if (lease?.owner !== undefined && lease.owner !== owner && lease.until > nowMs) return { result: undefined };
+      const held = lease?.owner !== undefined && lease.owner !== owner && lease.until > nowMs && !deadLocalProcess(lease.owner);
+      if (held) return { result: undefined };
       const token = (lease?.token ?? 0) + 1;
       return { doc: { ...doc, lease: { owner, until: nowMs + ttlMs, token } }, result: token };
     }, false);
@@ -225,14 +227,16 @@ export class FileStateStore implements StateStore {
     for (;;) {
       try {
         const handle = await open(lockPath, 'wx');
-        await handle.writeFile(`${process.pid}\n`);
+        await handle.writeFile(`${localProcessId()}\n`);
         await handle.close();
         return () => rm(lockPath, { force: true });
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StateStoreError(operation, { cause: error });
       }
       const info = await stat(lockPath).catch(() => undefined);
-      if (info && Date.now() - info.mtimeMs > this.staleLockMs) {
+      const holder = info ? (await readFile(lockPath, 'utf8').catch(() => '')).trim() : '';
+      // Left by a process of this machine that no longer runs (killed): broken at once.
+      if (info && (Date.now() - info.mtimeMs > this.staleLockMs || (holder !== '' && deadLocalProcess(holder)))) {
         await rm(lockPath, { force: true });
         continue;
       }
@@ -263,6 +267,29 @@ export class FileStateStore implements StateStore {
     const dirHandle = await open(dir, 'r').catch(() => undefined);
     await dirHandle?.sync().catch(() => undefined);
     await dirHandle?.close().catch(() => undefined);
+  }
+}
+
+/** `<pid>@<host>`: names a process of this machine, so that one left behind by a killed run can be recognised. */
+export function localProcessId(): string {
+  return `${process.pid}@${hostname()}`;
+}
+
+/**
+ * True when `id` (`...<pid>@<host>`, as `localProcessId` writes it, with any prefix such as `cli-`) is a
+ * process of this machine that no longer runs. Anything else (another machine, a Lambda owner) is never
+ * taken for dead.
+ */
+export function deadLocalProcess(id: string): boolean {
+  const match = /(\d+)@([^@\s]+)$/.exec(id);
+  if (match === null || match[2] !== hostname()) return false;
+  const pid = Number(match[1]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

@@ -1,0 +1,62 @@
+// `plan --state` while another run holds the state file (audit M2): never an empty plan printed as a
+// success; a lease or lock left by a killed run of this machine does not block the next run.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
+const E = join(import.meta.dirname, '../../../shared/examples/empty-node-is-deleted');
+
+function plan(state: string) {
+  const r = spawnSync(
+    process.execPath,
+    [BIN, 'plan', '--cluster', join(E, 'cluster.json'), '--catalog', join(E, 'catalog.json'), '--config', join(E, 'nodepools.yaml'), '--now', '2026-11-21T12:00:00Z', '--state', state],
+    { encoding: 'utf8', env: { ...process.env, EKS_CONSOLIDATOR_STATE_WAIT_MS: '300' }, timeout: 60_000 },
+  );
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function stateWithLease(owner: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'ekc-busy-')), 'state.json');
+  const until = new Date(Date.now() + 3_600_000).toISOString();
+  writeFileSync(path, JSON.stringify({ format: 'eks-consolidator/state', version: 1, cluster: { version: 0 }, nodes: {}, commands: [], lease: { owner, until, token: 4 } }));
+  return path;
+}
+
+/** A pid of this machine that has exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(r.stdout);
+}
+
+describe('a state file in use', () => {
+  it('held by a live run: exit 3 with a message, nothing printed or written', () => {
+    const path = stateWithLease('cli-1@some-other-machine');
+    const before = readFileSync(path, 'utf8');
+    const r = plan(path);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/another run is using this state file \(cli-1@some-other-machine, until /);
+    expect(readFileSync(path, 'utf8')).toBe(before);
+  });
+
+  it('held by a run of this machine that was killed: taken over, the plan is printed', () => {
+    const path = stateWithLease(`cli-${deadPid()}@${hostname()}`);
+    const r = plan(path);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).decisions.length).toBeGreaterThan(0);
+    // The lease was released again, and its fencing token went on growing.
+    const lease = JSON.parse(readFileSync(path, 'utf8')).lease;
+    expect(lease.owner).toBeUndefined();
+    expect(lease.token).toBe(5);
+  });
+
+  it('a lock file left by a killed run of this machine is broken at once', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'ekc-lock-')), 'state.json');
+    writeFileSync(`${path}.lock`, `${deadPid()}@${hostname()}\n`);
+    const r = plan(path);
+    expect(r.code, r.stderr).toBe(0);
+  });
+});
