@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments, type Tags } from 'yaml';
+import { loadConfig } from '../../src/app/config.ts';
 import { describe, expect, it } from 'vitest';
 import { stateTableCloudFormation } from '../../src/adapters/dynamodb/tableSchema.ts';
 import { LISTED_RESOURCES } from '../../src/adapters/kubernetes/liveClusterSource.ts';
@@ -118,9 +119,18 @@ describe('the functions', () => {
     expect(serverless['provider']).toMatchObject({ runtime: 'nodejs22.x', memorySize: 1024 });
     expect(serverless['custom']['esbuild']).toMatchObject({ format: 'cjs', outputFileExtension: '.cjs', exclude: [] });
     expect(Object.keys(serverless['provider']['environment'])).toEqual(
-      expect.arrayContaining(['CLUSTER_NAME', 'TABLE_NAME', 'NODEPOOLS_SOURCE', 'FEATURE_GATES', 'DRY_RUN', 'LEASE_TTL_SECONDS']),
+      expect.arrayContaining(['CLUSTER_NAME', 'TABLE_NAME', 'NODEPOOLS_SOURCE', 'FEATURE_GATES', 'DRY_RUN', 'KARPENTER']),
     );
     expect(serverless['package']['patterns']).toContain('src/adapters/catalog/bundled/catalog.json');
+  });
+
+  it.each(['consolidate', 'emptiness'])('%s declares its timeout, and its lease outlives it (config loads)', (name) => {
+    const fn = serverless['functions'][name];
+    expect(fn.environment.FUNCTION_TIMEOUT_SECONDS).toBe(String(fn.timeout));
+    const env = { ...serverless['provider']['environment'], ...fn.environment, CLUSTER_NAME: 'prod-eks', AWS_REGION: 'us-east-1', TABLE_NAME: 'eks-consolidator-prod-state', NODEPOOLS_SOURCE: 'kubernetes', FEATURE_GATES: '', DRY_RUN: 'false', LOG_LEVEL: 'info' };
+    const config = loadConfig(env, '/var/task');
+    expect(config.functionTimeoutMs).toBe(fn.timeout * 1000);
+    expect(config.leaseTtlMs).toBeGreaterThan(fn.timeout * 1000);
   });
 });
 
