@@ -230,9 +230,9 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
   const nodes = kubeConfig === undefined ? undefined : new KubeNodeOperations(kubeConfig, { ...writerOptions, writer: kubeWriter! });
   const instances = new Ec2InstanceLauncher({
     client: ec2,
+    // The launcher tags its launches as this cluster's and checks the pool's launch template against
+    // the IAM policy (serverless.yml ConsolidatorPolicy) before launching.
     clusterName: config.clusterName,
-    // The IAM policy (serverless.yml) lets the function launch and terminate only instances tagged so.
-    extraTags: { [`kubernetes.io/cluster/${config.clusterName}`]: 'owned' },
   });
   const actuator = (overrides.actuator ?? createActuator(overrides.act))({
     config,
