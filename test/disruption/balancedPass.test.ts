@@ -134,6 +134,26 @@ describe('Balanced: multi-node moves', () => {
   });
 });
 
+describe('Balanced: ranking under a budget', () => {
+  // Budget of one node. a (m5.xlarge, 1 pod: $0.192 for disruption 2) is cheaper to disrupt than
+  // b (m5.2xlarge, 2 pods: $0.384 for 3), but b brings more money per unit of disruption.
+  const twoChoices = () =>
+    cluster({
+      nodes: [sized('a', 'm5.xlarge'), sized('b', 'm5.2xlarge'), sized('p1', 'm5.xlarge'), sized('p2', 'm5.xlarge')],
+      pods: [...on('a', ...cpuPods(1, 1500)), ...on('b', ...cpuPods(2, 750)), ...on('p1', pinned(1750), pinned(1750)), ...on('p2', pinned(1750), pinned(1750))],
+    });
+  const oneNode = [{ nodes: { count: 1 } }];
+
+  it.each([
+    ['Balanced tries the best savings per disruption first (b)', 'Balanced', 'b'],
+    ['other policies keep the seed order, cheapest to disrupt first (a)', 'WhenEmptyOrUnderutilized', 'a'],
+  ] as const)('%s', (_name, policy, first) => {
+    const out = pass(twoChoices(), [nodePool({ consolidationPolicy: policy, budgets: oneNode })]);
+    expect(out.decisions).toHaveLength(1);
+    expect(out.decisions[0]!.nodes).toEqual([first]);
+  });
+});
+
 describe('Balanced: what is not scored', () => {
   it('an empty node is deleted by emptiness without a score, as Karpenter does (its score would be 0.33)', () => {
     // e ($0.096, empty) and f ($0.768, one pod that cannot move): deleting e would score (0.111)/(1/3).

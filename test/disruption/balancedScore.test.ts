@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   balancedPoolTotals,
   describeScore,
+  rankBalanced,
   eventMessage,
   scoredNodeDisruption,
   scoreMove,
@@ -140,6 +141,17 @@ describe('scoring a move', () => {
     const move = scoreMove([source(balanced(), undefined, 1)], 0, new Map([['default', { costPerHour: 1, disruptionCost: 4 }]]));
     expect(move.approved).toBe(false);
     expect(move.scores[0]!.score).toBe(0);
+  });
+});
+
+describe('ranking (Karpenter v1.14 tries the best savings per disruption first)', () => {
+  const c = (name: string, pool: NodePool, pricePerHour: number | undefined, podCount: number) => ({ name, pool, pricePerHour, pods: pods(podCount) });
+  it('Balanced candidates are re-ranked among their own places; other pools keep theirs', () => {
+    const b = balanced({ name: 'b' });
+    const w = nodePool({ name: 'w' });
+    const ordered = [c('b-low', b, 0.1, 1), c('w-1', w, 0.1, 0), c('b-high', b, 0.4, 1), c('w-2', w, 9, 9), c('b-unknown', b, undefined, 0), c('b-mid', b, 0.2, 1)];
+    // ratios: b-low 0.05, b-high 0.2, b-unknown 0, b-mid 0.1
+    expect(rankBalanced(ordered).map((x) => x.name)).toEqual(['b-high', 'w-1', 'b-mid', 'w-2', 'b-low', 'b-unknown']);
   });
 });
 

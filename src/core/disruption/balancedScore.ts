@@ -150,6 +150,33 @@ export function scoreMove(sources: readonly ScoredSource[], netSavingsPerHour: n
   return { approved: scores.every((s) => s.approved), scores };
 }
 
+/** Karpenter's ranking key: money per unit of disruption (an unknown price counts 0). */
+export function savingsRatio(source: ScoredSource): number {
+  return (source.pricePerHour ?? 0) / scoredNodeDisruption(source.pods);
+}
+
+/**
+ * Karpenter v1.14 tries candidates by savings ratio, highest first, so that when budgets allow only a
+ * few moves they are the ones with the most savings per unit of disruption (the RFC's "score as a
+ * ranking"). Here the seed order (cheapest to disrupt first) stays for every other pool: the Balanced
+ * pools' candidates are re-ranked among the places they already hold, so no other pool's candidate
+ * moves. Ties keep their order.
+ */
+export function rankBalanced<T extends ScoredSource>(ordered: readonly T[]): T[] {
+  const slots: number[] = [];
+  ordered.forEach((c, i) => {
+    if (isBalanced(c.pool)) slots.push(i);
+  });
+  if (slots.length < 2) return [...ordered];
+  const ratio = new Map(slots.map((i) => [i, savingsRatio(ordered[i]!)]));
+  const ranked = [...slots].sort((a, b) => ratio.get(b)! - ratio.get(a)! || a - b);
+  const out = [...ordered];
+  slots.forEach((slot, k) => {
+    out[slot] = ordered[ranked[k]!]!;
+  });
+  return out;
+}
+
 const pct = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
 
 /**

@@ -15,7 +15,7 @@ import type { Decision, RejectedMove } from '../plan.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal } from './applyDecision.ts';
-import { balancedPoolTotals } from './balancedScore.ts';
+import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
 import { BudgetLedger } from './budgets.ts';
 import { byDisruptionCost, evaluateNodes, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
@@ -92,6 +92,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     .map((v) => v.candidate)
     .filter((c): c is Candidate => c !== undefined && (input.poolFilter?.(c.pool) ?? true))
     .sort(byDisruptionCost);
+  open = rankBalanced(open);
   const evaluated = new Set(open.map((c) => c.node.name));
 
   const notes = new Map<string, string[]>();
