@@ -179,7 +179,7 @@ describe('Balanced: what is not scored', () => {
     expect(byNode.get('q')!.scores).toBeUndefined();
   });
 
-  it('the seed savings threshold still applies to a Balanced pool, before the score', () => {
+  it('the seed savings threshold still applies to a Balanced pool: a move the score approves can be blocked by it', () => {
     const out = pass(halfEmptyNode(1), [balanced({ savingsThresholdCents: 10 })]);
     expect(out.decisions).toEqual([]);
     expect(out.notes.get('x')).toContainEqual(expect.stringMatching(/below required/));

@@ -30,9 +30,6 @@ import { nodePricePerHour, type PriceIndex } from './prices.ts';
 
 /** Karpenter v1.14's tolerance for `Balanced`: approve when score >= 1/2. */
 export const DEFAULT_BALANCED_K = 2;
-/** The RFC's integer form allowed k of 1 to 3 (k=4 already allows long replacement chains). */
-export const MIN_BALANCED_K = 1;
-export const MAX_BALANCED_K = 3;
 
 // Float noise must not flip a move that is exactly on the boundary (the RFC's uniform-pool replace
 // scores exactly 0.5 and passes).

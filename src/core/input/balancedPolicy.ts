@@ -9,7 +9,7 @@
 import type { ConsolidationPolicy } from '../model/types.ts';
 import { show, type Fields } from './fields.ts';
 
-/** k limits of the RFC's integer form (kept in step with core/disruption/balancedScore.ts). */
+/** k limits of the RFC's integer form (its analysis: k = 4 already allows long replacement chains). */
 const MIN_K = 1;
 const MAX_K = 3;
 
