@@ -69,9 +69,18 @@ export function scoredPodDisruption(pod: Pod): number {
   return Math.max(0, podDisruptionCost(pod));
 }
 
+// A candidate's pod list is one array for the whole pass, and multi-node scores prefixes of thousands of
+// candidates several times: each list's sum is computed once.
+const nodeDisruptionCache = new WeakMap<readonly Pod[], number>();
+
 /** A node's weight in the score: 1 for the node itself plus its pods that would move. */
 export function scoredNodeDisruption(pods: readonly Pod[]): number {
-  return pods.reduce((sum, pod) => sum + scoredPodDisruption(pod), NODE_BASE_COST);
+  let cost = nodeDisruptionCache.get(pods);
+  if (cost === undefined) {
+    cost = pods.reduce((sum, pod) => sum + scoredPodDisruption(pod), NODE_BASE_COST);
+    nodeDisruptionCache.set(pods, cost);
+  }
+  return cost;
 }
 
 /**
