@@ -1,5 +1,6 @@
 // `--format table`: the plan for a person. Same content as the JSON, laid out to be read.
 import { HOURS_PER_MONTH, type Plan } from '../core/plan.ts';
+import { balancedLines } from './balancedTable.ts';
 
 const money = (n: number) => `$${n.toFixed(4)}`;
 
@@ -39,6 +40,7 @@ export function renderTable(plan: Plan): string {
     out.push('');
     out.push(`Total savings: ${money(total)} per hour, $${(total * HOURS_PER_MONTH).toFixed(2)} per month (${HOURS_PER_MONTH} h).`);
   }
+  out.push(...balancedLines(plan, columns));
   out.push('');
   out.push('Nodes:');
   const rows = [['NODE', 'POOL', 'TYPE', '$/HR', 'OUTCOME', 'WHY']];

@@ -50,6 +50,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
     evaluatedAt: formatTime(ctx.nowMs),
     decisions: outcome.decisions,
     nodes,
+    ...(outcome.rejectedMoves.length > 0 ? { rejectedMoves: outcome.rejectedMoves } : {}),
     notes: ctx.notes ?? [],
     summary: {
       savingsPerHour,

@@ -17,6 +17,41 @@ export interface PlannedReplacement {
   readonly worstPricePerHour: number;
 }
 
+/**
+ * Extension: how one source pool of a move scored under `consolidationPolicy: Balanced`
+ * (core/disruption/balancedScore.ts). Fractions are of the pool's totals at the start of the pass.
+ */
+export interface ConsolidationScore {
+  readonly nodePool: string;
+  /** The tolerance: approved when score >= 1/k. */
+  readonly k: number;
+  readonly threshold: number;
+  /** The pool's share of the move's net savings, $/hour. */
+  readonly savingsPerHour: number;
+  /** Disruption of the pool's moved nodes: 1 per node plus each moved pod's eviction cost (negatives as 0). */
+  readonly disruptionCost: number;
+  /** Price of every node of the pool, $/hour. */
+  readonly poolCostPerHour: number;
+  readonly poolDisruptionCost: number;
+  readonly savingsFraction: number;
+  readonly disruptionFraction: number;
+  /** savingsFraction / disruptionFraction; 0 when nothing is saved. */
+  readonly score: number;
+  readonly approved: boolean;
+}
+
+/** Extension: a move a Balanced pool's score turned down. */
+export interface RejectedMove {
+  readonly method: ConsolidationMethodName;
+  readonly nodes: readonly string[];
+  /** Absent when the move was refused on its best case (`bound`) before a replacement was sought. */
+  readonly action?: 'delete' | 'replace';
+  readonly savingsPerHour: number;
+  /** True when scored as an outright delete before simulating: no move of these nodes could pass. */
+  readonly bound: boolean;
+  readonly scores: readonly ConsolidationScore[];
+}
+
 export interface Decision {
   readonly method: ConsolidationMethodName;
   readonly reason: DisruptionReason;
@@ -33,6 +68,8 @@ export interface Decision {
   readonly podDestinations?: Readonly<Record<string, string>>;
   /** Extension: a sentence a person can read. */
   readonly summary?: string;
+  /** Extension: the Balanced scores that approved the move (absent when no source pool is Balanced). */
+  readonly scores?: readonly ConsolidationScore[];
 }
 
 export interface PlanNode {
@@ -57,6 +94,8 @@ export interface Plan {
   readonly evaluatedAt: string;
   readonly decisions: readonly Decision[];
   readonly nodes: readonly PlanNode[];
+  /** Extension: moves that `consolidationPolicy: Balanced` scored and refused (absent when none). */
+  readonly rejectedMoves?: readonly RejectedMove[];
   /** Extension: pass-level notes (stabilization hold, skipped search, catalog warnings). */
   readonly notes?: readonly string[];
   /** Extension: totals for a person. */

@@ -197,7 +197,7 @@ describe('validation', () => {
     ['time zone', budget({ nodes: 0, schedule: 'TZ=Europe/Paris 0 9 * * *', duration: '1h' }), NP, 'spec.disruption.budgets[0].schedule', 'time zones are not supported'],
     ['unknown reason', budget({ nodes: 1, reasons: ['Expired'] }), NP, 'spec.disruption.budgets[0].reasons[0]', 'must be one of Empty, Underutilized, Drifted'],
     ['budgets not a list', pool({ disruption: { budgets: { nodes: 1 } } }), NP, 'spec.disruption.budgets', 'must be a list'],
-    ['Balanced policy', pool({ disruption: { consolidationPolicy: 'Balanced' } }), NP, 'spec.disruption.consolidationPolicy', 'not supported'],
+    ['integer policy (the Balanced RFC draft; v1.14 refuses it)', pool({ disruption: { consolidationPolicy: 2 } }), NP, 'spec.disruption.consolidationPolicy', 'no integer consolidationPolicy'],
     ['unknown policy', pool({ disruption: { consolidationPolicy: 'Sometimes' } }), NP, 'spec.disruption.consolidationPolicy', 'must be one of'],
     ['bad consolidateAfter', pool({ disruption: { consolidateAfter: '5 minutes' } }), NP, 'spec.disruption.consolidateAfter', 'not a duration'],
     ['negative consolidateAfter', pool({ disruption: { consolidateAfter: '-5m' } }), NP, 'spec.disruption.consolidateAfter', 'must not be negative'],

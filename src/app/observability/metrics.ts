@@ -7,6 +7,8 @@
 //   karpenter_voluntary_disruption_eligible_nodes{reason}
 //   karpenter_nodepools_allowed_disruptions{nodepool,reason}
 //   karpenter_consolidation_threshold_blocked_total{nodepool}
+//   karpenter_consolidation_score{decision,nodepool,policy}, karpenter_consolidation_moves_total{...}
+//       (Balanced pools, see balanced.ts)
 // and ours:
 //   eks_consolidator_pass_duration_seconds{function}
 //   eks_consolidator_pass_skipped_total{function,reason}     (lease held by another pass)
@@ -16,6 +18,7 @@
 import { budgetAllowance } from '../../core/disruption/budgets.ts';
 import type { DisruptionReason, NodePool } from '../../core/model/types.ts';
 import type { ExecutionReport } from '../act/types.ts';
+import { scoreMetrics } from './balanced.ts';
 import type { PassResult, PassScope } from '../runPass.ts';
 import type { LineSink } from './logger.ts';
 
@@ -28,7 +31,12 @@ export interface MetricDatum {
   readonly unit: MetricUnit;
   readonly value: number;
   readonly dimensions: Readonly<Record<string, string>>;
+  /** Each value is kept (an EMF value list, CloudWatch statistics over them) instead of summed. */
+  readonly distribution?: boolean;
 }
+
+/** EMF takes at most 100 values for one metric in one document. */
+const MAX_EMF_VALUES = 100;
 
 /**
  * EMF documents for the data: one line per distinct set of dimension values, holding every metric that
@@ -36,7 +44,12 @@ export interface MetricDatum {
  */
 export function emfLines(data: readonly MetricDatum[], timestampMs: number, namespace: string = METRICS_NAMESPACE): string[] {
   const groups = new Map<string, { dimensions: Record<string, string>; metrics: Map<string, { unit: MetricUnit; value: number }> }>();
+  const distributions: MetricDatum[] = [];
   for (const datum of data) {
+    if (datum.distribution) {
+      distributions.push(datum);
+      continue;
+    }
     const keys = Object.keys(datum.dimensions).sort();
     const groupKey = JSON.stringify(keys.map((k) => [k, datum.dimensions[k]]));
     let group = groups.get(groupKey);
@@ -70,6 +83,33 @@ export function emfLines(data: readonly MetricDatum[], timestampMs: number, name
       lines.push(JSON.stringify(document));
     }
   }
+  return [...lines, ...distributionLines(distributions, timestampMs, namespace)];
+}
+
+/** One document per metric and set of dimension values, holding its values (split by 100). */
+function distributionLines(data: readonly MetricDatum[], timestampMs: number, namespace: string): string[] {
+  const series = new Map<string, { datum: MetricDatum; values: number[] }>();
+  for (const datum of data) {
+    const keys = Object.keys(datum.dimensions).sort();
+    const key = JSON.stringify([datum.name, ...keys.map((k) => [k, datum.dimensions[k]])]);
+    const entry = series.get(key) ?? { datum, values: [] };
+    entry.values.push(datum.value);
+    series.set(key, entry);
+  }
+  const lines: string[] = [];
+  for (const { datum, values } of series.values()) {
+    const keys = Object.keys(datum.dimensions).sort();
+    const dimensions = Object.fromEntries(keys.map((k) => [k, datum.dimensions[k]!]));
+    for (let i = 0; i < values.length; i += MAX_EMF_VALUES) {
+      lines.push(
+        JSON.stringify({
+          _aws: { Timestamp: timestampMs, CloudWatchMetrics: [{ Namespace: namespace, Dimensions: [keys], Metrics: [{ Name: datum.name, Unit: datum.unit }] }] },
+          ...dimensions,
+          [datum.name]: values.slice(i, i + MAX_EMF_VALUES),
+        }),
+      );
+    }
+  }
   return lines;
 }
 
@@ -83,12 +123,12 @@ export class MetricsRecorder {
     private readonly baseDimensions: Readonly<Record<string, string>> = {},
   ) {}
 
-  add(name: string, unit: MetricUnit, value: number, dimensions: Readonly<Record<string, string>> = {}): void {
-    this.data.push({ name, unit, value, dimensions: { ...this.baseDimensions, ...dimensions } });
+  add(name: string, unit: MetricUnit, value: number, dimensions: Readonly<Record<string, string>> = {}, distribution = false): void {
+    this.data.push({ name, unit, value, dimensions: { ...this.baseDimensions, ...dimensions }, ...(distribution ? { distribution } : {}) });
   }
 
   addAll(data: readonly MetricDatum[]): void {
-    for (const d of data) this.add(d.name, d.unit, d.value, d.dimensions);
+    for (const d of data) this.add(d.name, d.unit, d.value, d.dimensions, d.distribution ?? false);
   }
 
   /** Prints everything recorded so far and forgets it. */
@@ -175,6 +215,7 @@ export function passMetrics(result: PassResult, scope: PassScope, nowMs: number)
     const blocked = result.plan.nodes.filter((n) => n.nodePool === pool.name && n.reasons.some(isThresholdBlocked)).length;
     data.push({ name: 'karpenter_consolidation_threshold_blocked_total', unit: 'Count', value: blocked, dimensions: { nodepool: pool.name } });
   }
+  data.push(...scoreMetrics(result.plan));
   return data;
 }
 

@@ -11,10 +11,11 @@
 // Methods are repeated while they keep finding commands; single-node sweeps each candidate once.
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
-import type { Decision } from '../plan.ts';
+import type { Decision, RejectedMove } from '../plan.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal } from './applyDecision.ts';
+import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
 import { BudgetLedger } from './budgets.ts';
 import { byDisruptionCost, evaluateNodes, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
@@ -59,16 +60,19 @@ export interface PassOutcome {
   readonly evaluated: ReadonlySet<string>;
   /** Candidates whose merits a method actually weighed (seed 002: these start a grace period). */
   readonly examined: ReadonlySet<string>;
+  /** Moves a `Balanced` pool's score refused, once per method and node set (the latest scoring). */
+  readonly rejectedMoves: readonly RejectedMove[];
 }
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
   const pools = new Map(input.nodePools.map((p) => [p.name, p]));
   const inFlight = input.inFlight ?? new Set<string>();
+  const prices = indexCatalog(input.catalog);
   const verdicts = input.verdicts ?? evaluateNodes({
     cluster: input.cluster,
     pools,
     nowMs: input.nowMs,
-    prices: indexCatalog(input.catalog),
+    prices,
     parseDuration: input.parseDuration,
     inFlight,
     timing: input.timing ?? snapshotTiming,
@@ -88,6 +92,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     .map((v) => v.candidate)
     .filter((c): c is Candidate => c !== undefined && (input.poolFilter?.(c.pool) ?? true))
     .sort(byDisruptionCost);
+  open = rankBalanced(open);
   const evaluated = new Set(open.map((c) => c.node.name));
 
   const notes = new Map<string, string[]>();
@@ -107,6 +112,15 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     },
   };
   const examined = new Set<string>();
+  // Balanced pools are scored against their totals as the pass found them (one snapshot per pass, as
+  // Karpenter takes one per cycle).
+  const balancedTotals = balancedPoolTotals(input.cluster, pools, prices);
+  const rejected = new Map<string, RejectedMove>();
+  const rejectMove = (move: RejectedMove) => {
+    const key = `${move.method}\u0000${move.bound}\u0000${[...move.nodes].sort().join(',')}`;
+    rejected.delete(key);
+    rejected.set(key, move);
+  };
   const decisions: Decision[] = [];
   const disruptedBy = new Map<string, number>();
 
@@ -124,6 +138,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         candidates: open,
         note,
         examine: (names) => names.forEach((name) => examined.add(name)),
+        ...(balancedTotals.size > 0 ? { balancedTotals, rejectMove } : {}),
       };
       const proposal = method.next(view);
       if (!proposal) break;
@@ -145,7 +160,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     }
   }
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated, examined };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()] };
 }
 
 function toDecision(proposal: Proposal, replacementName: string): Decision {
@@ -178,5 +193,6 @@ function toDecision(proposal: Proposal, replacementName: string): Decision {
     evictedPods: evicted.map(podKey),
     podDestinations,
     summary,
+    ...(proposal.scores ? { scores: proposal.scores } : {}),
   };
 }

@@ -12,6 +12,8 @@ const METHODS: Record<ConsolidationPolicy, readonly ConsolidationMethodName[]> =
   // Seed 001: one-for-one deletes and swaps for a cheaper node, no packing.
   WhenCheaper: ['emptiness', 'single-node'],
   WhenUnderutilizedOrCheaper: ['emptiness', 'single-node', 'multi-node'],
+  // Karpenter v1.14: every method, but single- and multi-node moves must pass the score (balancedScore.ts).
+  Balanced: ['emptiness', 'single-node', 'multi-node'],
 };
 
 export function policyAllows(policy: ConsolidationPolicy, method: ConsolidationMethodName): boolean {

@@ -10,6 +10,7 @@ import { InputError } from '../errors.ts';
 import type { Budget, ConsolidationPolicy, DisruptionReason, NodePool, Requirement } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
+import { integerPolicy, type PolicyChoice } from './balancedPolicy.ts';
 import { parseDurationOrNever, parseGoDurationDetailed } from './duration.ts';
 import { Fields, isRecord, show, type JsonRecord } from './fields.ts';
 import { parseRequirement, parseTaints } from './selectors.ts';
@@ -21,6 +22,7 @@ const POLICIES: readonly ConsolidationPolicy[] = [
   'WhenUnderutilized',
   'WhenCheaper',
   'WhenUnderutilizedOrCheaper',
+  'Balanced',
 ];
 /** Reasons a budget may be limited to (Karpenter's three; Expired is not budgeted). */
 const BUDGET_REASONS: readonly DisruptionReason[] = ['Empty', 'Underutilized', 'Drifted'];
@@ -169,10 +171,9 @@ function parseSavingsThreshold(f: Fields, raw: unknown, path: string): number {
   return Number(raw.trim());
 }
 
-function parsePolicy(f: Fields, raw: unknown, path: string): ConsolidationPolicy {
-  if (raw === undefined || raw === null) return 'WhenEmptyOrUnderutilized';
-  if (raw === 'Balanced') f.fail(path, '"Balanced" (Karpenter\'s scored policy) is not supported; use one of ' + POLICIES.join(', '));
-  return f.oneOf(raw, path, POLICIES);
+function parsePolicy(f: Fields, raw: unknown, path: string, fromAnnotation: boolean): PolicyChoice {
+  if (raw === undefined || raw === null) return { policy: 'WhenEmptyOrUnderutilized' };
+  return integerPolicy(f, raw, path, fromAnnotation) ?? { policy: f.oneOf(raw, path, POLICIES) };
 }
 
 function parseWeight(f: Fields, raw: unknown, path: string): number {
@@ -240,6 +241,7 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
 
   const launch = parseLaunch(f, templateSpec, annotations);
   const karpenterConsolidates = handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
+  const policy = parsePolicy(f, disruption['consolidationPolicy'], 'spec.disruption.consolidationPolicy', handover !== undefined);
   return {
     name,
     weight: parseWeight(f, spec['weight'], 'spec.weight'),
@@ -247,7 +249,8 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
     templateTaints: parseTaints(f, templateSpec['taints'], 'spec.template.spec.taints'),
     requirements,
     expireAfterMs: nillableDuration(f, expireAfterRaw, expireAfterPath, DEFAULT_EXPIRE_AFTER_MS),
-    consolidationPolicy: parsePolicy(f, disruption['consolidationPolicy'], 'spec.disruption.consolidationPolicy'),
+    consolidationPolicy: policy.policy,
+    ...(policy.balancedK !== undefined ? { balancedK: policy.balancedK } : {}),
     consolidateAfterMs: nillableDuration(f, disruption['consolidateAfter'], 'spec.disruption.consolidateAfter', DEFAULT_CONSOLIDATE_AFTER_MS),
     // Unset and Never both mean no grace period (seed 002).
     consolidationGracePeriodMs: nillableDuration(f, disruption['consolidationGracePeriod'], 'spec.disruption.consolidationGracePeriod', null),

@@ -237,7 +237,9 @@ export type ConsolidationPolicy =
   | 'WhenEmptyOrUnderutilized'
   | 'WhenUnderutilized'
   | 'WhenCheaper'
-  | 'WhenUnderutilizedOrCheaper';
+  | 'WhenUnderutilizedOrCheaper'
+  // Karpenter v1.14: every move is scored (core/disruption/balancedScore.ts).
+  | 'Balanced';
 
 export type DisruptionReason = 'Empty' | 'Underutilized' | 'Drifted' | 'Expired';
 
@@ -266,6 +268,11 @@ export interface NodePool {
   readonly consolidationGracePeriodMs: number | null;
   /** Seed 003: cents per hour of savings required per unit of disruption cost. */
   readonly savingsThresholdCents: number;
+  /**
+   * `Balanced` pools only: the tolerance k (a move passes when its score >= 1/k). Karpenter v1.14 fixes
+   * it at 2; the handover annotation may set 1 to 3 (the RFC's integer form). Undefined: 2.
+   */
+  readonly balancedK?: number;
   readonly budgets: readonly Budget[];
   /** spec.limits: cpu (millicores), memory (bytes), possibly others. Empty: unlimited. */
   readonly limits: Resources;

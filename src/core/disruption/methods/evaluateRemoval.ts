@@ -1,6 +1,8 @@
 // The question single-node and multi-node consolidation share: if these nodes went away, could their
 // pods run on the rest of the cluster plus at most one new, cheaper node, and would it pay?
-// (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold.)
+// (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold; Karpenter v1.14's Balanced score.)
+import { describeScore, roundScore, scoreMove } from '../balancedScore.ts';
+import type { ConsolidationScore } from '../../plan.ts';
 import type { Candidate } from '../candidates.ts';
 import { podKey } from '../pods.ts';
 import { chooseReplacement } from '../replacement.ts';
@@ -9,7 +11,7 @@ import type { PassView, Proposal } from './types.ts';
 
 export type RemovalVerdict =
   | { readonly ok: true; readonly proposal: Proposal }
-  | { readonly ok: false; readonly reason: string; readonly thresholdBlocked?: boolean };
+  | { readonly ok: false; readonly reason: string; readonly thresholdBlocked?: boolean; readonly scoreBlocked?: boolean };
 
 export function evaluateRemoval(
   view: PassView,
@@ -19,6 +21,12 @@ export function evaluateRemoval(
   view.examine(candidates.map((c) => c.node.name));
   const pods = candidates.flatMap((c) => c.pods);
   const pricesKnown = candidates.every((c) => c.pricePerHour !== undefined);
+  const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
+  // Balanced: an outright delete is the best any move of these nodes can score (a replacement only
+  // costs money), so when even that fails there is nothing to simulate (Karpenter skips such
+  // candidates the same way).
+  const bound = balancedGate(view, candidates, method, currentPricePerHour, undefined);
+  if (bound.refusal) return bound.refusal;
   const simulation = view.simulator.simulate({
     excludedNodes: new Set(candidates.map((c) => c.node.name)),
     pods,
@@ -30,30 +38,68 @@ export function evaluateRemoval(
     const first = simulation.unschedulable[0]!;
     return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
   }
-  const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
 
   if (simulation.newNodes.length === 0) {
     if (pricesKnown) {
       const verdict = checkSavings(candidates, currentPricePerHour);
       if (!verdict.ok) return { ok: false, reason: verdict.reason!, thresholdBlocked: true };
     }
-    return {
-      ok: true,
-      proposal: { method, reason: 'Underutilized', candidates, simulation, savingsPerHour: currentPricePerHour },
-    };
+    return scored(view, { method, reason: 'Underutilized', candidates, simulation, savingsPerHour: currentPricePerHour });
   }
 
   const choice = chooseReplacement(candidates, simulation.newNodes[0]!, view.gates, { sameTypeGuard: method === 'multi-node' });
   if (!choice.ok) return { ok: false, reason: choice.reason, thresholdBlocked: choice.thresholdBlocked };
+  return scored(view, {
+    method,
+    reason: 'Underutilized',
+    candidates,
+    simulation,
+    replacement: choice.replacement,
+    savingsPerHour: currentPricePerHour - choice.replacement.pricePerHour,
+  });
+}
+
+/** The move as found, with its Balanced scores attached, or refused by them. */
+function scored(view: PassView, proposal: Proposal): RemovalVerdict {
+  const action = proposal.replacement ? 'replace' : 'delete';
+  const gate = balancedGate(view, proposal.candidates, proposal.method as 'single-node' | 'multi-node', proposal.savingsPerHour, action);
+  if (gate.refusal) return gate.refusal;
+  return { ok: true, proposal: gate.scores ? { ...proposal, scores: gate.scores } : proposal };
+}
+
+/**
+ * Scores a move of `candidates` saving `savingsPerHour` ($/hr, net) when a source pool is Balanced:
+ * its scores when it passes, else the refusal, which is also recorded for the plan. `action`
+ * undefined: the best-case bound, before any simulation.
+ */
+function balancedGate(
+  view: PassView,
+  candidates: readonly Candidate[],
+  method: 'single-node' | 'multi-node',
+  savingsPerHour: number,
+  action: 'delete' | 'replace' | undefined,
+): { readonly refusal?: RemovalVerdict; readonly scores?: readonly ConsolidationScore[] } {
+  if (!view.balancedTotals) return {};
+  const move = scoreMove(candidates, savingsPerHour, view.balancedTotals);
+  if (move.scores.length === 0) return {};
+  const scores = move.scores.map(roundScore);
+  if (move.approved) return { scores };
+  view.rejectMove?.({
+    method,
+    nodes: candidates.map((c) => c.node.name),
+    ...(action ? { action } : {}),
+    savingsPerHour: Math.round(savingsPerHour * 1e6) / 1e6,
+    bound: action === undefined,
+    scores,
+  });
+  const failing = move.scores.filter((s) => !s.approved);
+  const unknown = candidates.filter((c) => c.pricePerHour === undefined).map((c) => c.node.name);
+  const priceNote = unknown.length > 0 ? ` (price unknown for ${unknown.join(', ')}: it saves nothing that can be scored)` : '';
   return {
-    ok: true,
-    proposal: {
-      method,
-      reason: 'Underutilized',
-      candidates,
-      simulation,
-      replacement: choice.replacement,
-      savingsPerHour: currentPricePerHour - choice.replacement.pricePerHour,
+    refusal: {
+      ok: false,
+      reason: failing.map((s) => describeScore(s, action === undefined)).join('; ') + priceNote,
+      scoreBlocked: true,
     },
   };
 }
