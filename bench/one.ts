@@ -58,6 +58,12 @@ const outcome = runConsolidationPass({
 });
 const t2 = performance.now();
 
+// BENCH_DECISIONS=<file>: also write the decisions, to check that a change plans exactly as before.
+if (process.env['BENCH_DECISIONS']) {
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(process.env['BENCH_DECISIONS'], JSON.stringify(outcome.decisions, null, 1));
+}
+
 const byMethod: Record<string, number> = {};
 for (const d of outcome.decisions) byMethod[`${d.method}/${d.action}`] = (byMethod[`${d.method}/${d.action}`] ?? 0) + 1;
 console.log(

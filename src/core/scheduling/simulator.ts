@@ -125,7 +125,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
   const unschedulable: UnschedulablePod[] = [];
   const ordered = request.pods.map(shared.prepare).sort(comparePods);
   for (const p of ordered) {
-    const attempt = buildAttempt(p, { view: state, newNodes: state.newNodes, domainPools });
+    const attempt = buildAttempt(p, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
 
     const existing = bestExistingNode(shared, state, p, attempt);
     if (existing.nodeIndex !== undefined) {
