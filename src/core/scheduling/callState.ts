@@ -11,6 +11,7 @@ import type { PreparedPod } from './podConstraints.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import type { CallView, PlacedPod, RemovedPod } from './topology.ts';
 import { CallCounts } from './callCounts.ts';
+import { TouchedOrder } from './touchedOrder.ts';
 
 /** Change of one existing node's free capacity in this simulation (positive: freed). */
 export interface NodeDelta {
@@ -33,6 +34,8 @@ export class CallState implements CallView {
   readonly newNodes: NewNode[] = [];
   /** Topology counts kept up to date as pods are placed. */
   readonly counts: CallCounts;
+  /** Changed nodes that stay and receive pods, by (free cpu, name). */
+  readonly touched: TouchedOrder;
 
   constructor(
     private readonly nodes: readonly ExistingNode[],
@@ -68,6 +71,13 @@ export class CallState implements CallView {
       if (normalizeHostPorts(pod.hostPorts).length > 0) delta.freedPorts.add(pod.uid);
     }
     this.counts = new CallCounts(this, nodes.length);
+    this.touched = new TouchedOrder(nodes);
+    for (const [i, delta] of this.deltas) this.noteFree(i, delta);
+  }
+
+  private noteFree(nodeIndex: number, delta: NodeDelta): void {
+    const node = this.nodes[nodeIndex]!;
+    if (!this.excluded[nodeIndex] && node.receives) this.touched.set(nodeIndex, node.freeCpu + delta.cpu);
   }
 
   nodeLabel(nodeIndex: number, key: string): string | undefined {
@@ -90,6 +100,7 @@ export class CallState implements CallView {
     delta.pods -= 1;
     for (const [key, value] of p.other) delta.other.set(key, (delta.other.get(key) ?? 0) - value);
     delta.addedPorts.push(...p.ports);
+    this.noteFree(nodeIndex, delta);
     this.place({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex, nodeLabels: labels, newNode: undefined });
   }
 
