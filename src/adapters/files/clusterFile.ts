@@ -31,7 +31,9 @@ async function streamList(path: string): Promise<unknown[] | undefined> {
     return undefined; // readText reports it with the usual wording
   }
   try {
-    const size = (await handle.stat()).size;
+    const stat = await handle.stat();
+    if (!stat.isFile()) return undefined; // a directory ...: readText words it
+    const size = stat.size;
     const splitter = new ListItemSplitter();
     const items: unknown[] = [];
     let first = true;

@@ -91,6 +91,7 @@ export class ListItemSplitter {
       }
       const c = chunk[i]!;
       if (c === QUOTE) {
+        if (this.mode === 'items') throw new NotAList('items holds something other than objects');
         this.inString = true;
         if (this.depth === 1 && this.mode === 'shell') {
           this.keyStart = i + 1;
