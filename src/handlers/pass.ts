@@ -24,7 +24,9 @@ import { Logger, stdoutSink, type LineSink } from '../app/observability/logger.t
 import { actionMetrics, MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
 import type { ExecutionReport } from '../app/act/types.ts';
 import { runPass, type Actor, type PassScope } from '../app/runPass.ts';
-import { buildRuntime, type CatalogInfo, type Runtime, type WiringOverrides } from '../app/wiring.ts';
+// Type-only: the wiring (and with it the AWS SDK and the Kubernetes client, most of the bundle) is
+// loaded on the first invocation, not when Lambda loads the module (README: cold start).
+import type { CatalogInfo, Runtime, WiringOverrides } from '../app/wiring.ts';
 import type { Plan } from '../core/plan.ts';
 
 export type FunctionName = 'consolidate' | 'emptiness';
@@ -135,7 +137,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
   // Built on the first invocation, kept for the warm ones. A failed build is retried next time.
   let runtime: Promise<Runtime> | undefined;
   const getRuntime = (cfg: Config): Promise<Runtime> => {
-    runtime ??= buildRuntime(cfg, { ...deps.overrides, clock }).catch((error: unknown) => {
+    runtime ??= import('../app/wiring.ts').then(({ buildRuntime }) => buildRuntime(cfg, { ...deps.overrides, clock })).catch((error: unknown) => {
       runtime = undefined;
       throw error;
     });

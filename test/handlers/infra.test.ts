@@ -247,8 +247,10 @@ describe('the packaged CloudFormation template', () => {
 describe('the functions', () => {
   it('are scheduled with the timeouts, bundling and environment the handlers expect', () => {
     const { consolidate, emptiness } = serverless['functions'];
-    expect(consolidate).toMatchObject({ handler: 'src/handlers/consolidate.handler', timeout: 300, maximumRetryAttempts: 0 });
-    expect(emptiness).toMatchObject({ handler: 'src/handlers/emptiness.handler', timeout: 120, maximumRetryAttempts: 0 });
+    // One module for both: the package holds a single bundle.
+    expect(consolidate).toMatchObject({ handler: 'src/handlers/index.consolidate', timeout: 300, maximumRetryAttempts: 0 });
+    expect(emptiness).toMatchObject({ handler: 'src/handlers/index.emptiness', timeout: 120, maximumRetryAttempts: 0 });
+    expect(serverless['package']['individually']).toBe(false);
     expect(consolidate.events[0].schedule.rate).toBe('${param:consolidateRate}');
     expect(serverless['params']['default']).toMatchObject({ dryRun: 'true', consolidateRate: 'rate(5 minutes)', emptinessRate: 'rate(1 minute)' });
     expect(serverless['provider']).toMatchObject({ runtime: 'nodejs22.x', memorySize: 1024 });
@@ -257,6 +259,14 @@ describe('the functions', () => {
       expect.arrayContaining(['CLUSTER_NAME', 'TABLE_NAME', 'NODEPOOLS_SOURCE', 'FEATURE_GATES', 'DRY_RUN', 'KARPENTER']),
     );
     expect(serverless['package']['patterns']).toContain('src/adapters/catalog/bundled/catalog.json');
+  });
+
+  it.each(['consolidate', 'emptiness'])('%s points at a function the shared module exports', async (name) => {
+    const [file, exported] = (serverless['functions'][name].handler as string).split('.') as [string, string];
+    expect(file).toBe('src/handlers/index');
+    expect(exported).toBe(name);
+    const module = (await import('../../src/handlers/index.ts')) as Record<string, unknown>;
+    expect(typeof module[exported]).toBe('function');
   });
 
   it.each(['consolidate', 'emptiness'])('%s declares its timeout, and its lease outlives it (config loads)', (name) => {
