@@ -238,7 +238,9 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
   const replicas = parseReplicas(f, spec);
 
   const launch = parseLaunch(f, templateSpec, annotations);
-  const karpenterConsolidates = handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
+  // Karpenter never consolidates a static pool, whatever spec.disruption says.
+  const karpenterConsolidates =
+    replicas !== undefined ? false : handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
   return {
     name,
     weight: parseWeight(f, spec['weight'], 'spec.weight'),

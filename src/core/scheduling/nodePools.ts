@@ -67,7 +67,8 @@ export function buildPools(
   daemonSets: readonly PreparedDaemonSet[],
   nodes: readonly ExistingNode[],
 ): PoolInfo[] {
-  const ordered = [...pools].sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // A static pool (spec.replicas) keeps its node count: Karpenter launches no node from it for pods.
+  const ordered = pools.filter((pool) => pool.replicas === undefined).sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return ordered.map((pool) => buildPool(pool, catalog, daemonSets, nodes));
 }
 

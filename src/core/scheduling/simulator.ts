@@ -185,6 +185,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
         cheapestPricePerHour: o.offerings[0]!.pricePerHour,
       })),
       requirements: planned.requirements,
+      minValues: node.pool.pool.requirements.filter((r) => r.minValues !== undefined),
     };
   });
   return { allScheduled: unschedulable.length === 0, placements, newNodes, unschedulable };

@@ -2,6 +2,7 @@
 // pods run on the rest of the cluster plus at most one new, cheaper node, and would it pay?
 // (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold.)
 import type { Candidate } from '../candidates.ts';
+import { placeablePendingPods } from '../pendingPods.ts';
 import { podKey } from '../pods.ts';
 import { chooseReplacement } from '../replacement.ts';
 import { checkSavings } from '../savingsThreshold.ts';
@@ -19,17 +20,25 @@ export function evaluateRemoval(
   view.examine(candidates.map((c) => c.node.name));
   const pods = candidates.flatMap((c) => c.pods);
   const pricesKnown = candidates.every((c) => c.pricePerHour !== undefined);
-  const simulation = view.simulator.simulate({
+  // Pending pods that have a place now must keep one (pendingPods.ts).
+  const pending = placeablePendingPods(view.cluster, view.simulator);
+  const pendingUids = new Set(pending.map((p) => p.uid));
+  const full = view.simulator.simulate({
     excludedNodes: new Set(candidates.map((c) => c.node.name)),
-    pods,
+    pods: pending.length > 0 ? [...pods, ...pending] : pods,
     // A node of unknown price is never replaced: only existing capacity may take its pods.
     maxNewNodes: pricesKnown ? 1 : 0,
     stopAtFirstFailure: true,
   });
-  if (!simulation.allScheduled) {
-    const first = simulation.unschedulable[0]!;
+  if (!full.allScheduled) {
+    const first = full.unschedulable[0]!;
+    if (pendingUids.has(first.pod.uid)) {
+      return { ok: false, reason: `pending pod ${podKey(first.pod)} would have nowhere to run: ${first.reason}` };
+    }
     return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
   }
+  // The decision moves only the candidates' pods; pending pods are bound by the scheduler later.
+  const simulation = pending.length > 0 ? { ...full, placements: full.placements.filter((p) => !pendingUids.has(p.pod.uid)) } : full;
   const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
 
   if (simulation.newNodes.length === 0) {
