@@ -331,8 +331,12 @@ function wouldConsolidate(consolidateAfter: unknown, budgets: readonly Budget[])
  */
 function* flatten(docs: readonly unknown[], path: string, itemKind?: string): Generator<{ doc: unknown; where: string }> {
   for (const [i, doc] of docs.entries()) {
-    if (doc === null || doc === undefined) continue;
+    // Empty YAML documents are skipped; an empty entry in a List's items is an error (below).
+    if ((doc === null || doc === undefined) && path === '') continue;
     const where = path === '' ? `document ${i + 1}` : `${path}.items[${i}]`;
+    if (isRecord(doc) && typeof doc['kind'] === 'string' && doc['kind'].endsWith('List') && (Object.hasOwn(doc, 'items') || doc['kind'] === 'List') && !Array.isArray(doc['items'])) {
+      throw new InputError(where, 'items', doc['items'] === undefined ? `is required in a ${doc['kind']}` : `must be a list, got ${show(doc['items'])}`);
+    }
     if (isRecord(doc) && doc['kind'] === undefined && itemKind !== undefined) {
       yield { doc: { ...doc, kind: itemKind }, where };
     } else if (isRecord(doc) && typeof doc['kind'] === 'string' && doc['kind'].endsWith('List') && Array.isArray(doc['items'])) {
