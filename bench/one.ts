@@ -75,7 +75,7 @@ console.log(
     podsPlacedPerSecond: simulationMs > 0 ? Math.round(podsPlaced / (simulationMs / 1000)) : 0,
     decisions: outcome.decisions.length,
     byMethod,
-    savingsPerHour: Math.round(outcome.decisions.reduce((s, d) => s + d.savingsPerHour, 0) * 1e4) / 1e4,
+    savingsPerHour: Math.round(outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0) * 1e4) / 1e4,
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
   }),
 );
