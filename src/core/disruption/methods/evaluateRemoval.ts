@@ -35,6 +35,15 @@ export function evaluateRemoval(
     if (pendingUids.has(first.pod.uid)) {
       return { ok: false, reason: `pending pod ${podKey(first.pod)} would have nowhere to run: ${first.reason}` };
     }
+    // Pods are placed largest first, so a candidate's pod may be the one left over when pending pods
+    // took the room: say that it is the pending pods' room, when without them the move would fit.
+    if (pending.length > 0) {
+      const alone = view.simulator.simulate({ excludedNodes: new Set(candidates.map((c) => c.node.name)), pods, maxNewNodes: pricesKnown ? 1 : 0, stopAtFirstFailure: true });
+      if (alone.allScheduled) {
+        const names = pending.slice(0, 3).map(podKey).join(', ');
+        return { ok: false, reason: `its pods fit elsewhere only in the room that pending pod(s) ${names}${pending.length > 3 ? ', ...' : ''} need, which would leave a pending pod with nowhere to run` };
+      }
+    }
     return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
   }
   // The decision moves only the candidates' pods; pending pods are bound by the scheduler later.
