@@ -22,7 +22,7 @@ import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
 import { planAroundInFlight } from '../core/disruption/inFlight.ts';
 import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
-import { unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
+import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
 import { parseDetail } from './act/commandDetail.ts';
 
 export interface PassDependencies {
@@ -136,6 +136,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       ...(settings.notes ?? []),
       ...catalogLoad.warnings,
       ...unmanagedClusterNote(cluster, nodePools),
+      ...orphanPodsNote(cluster),
       ...unknownPriceNotes(cluster, nodePools, catalog, indexCatalog(catalog)),
     ];
 

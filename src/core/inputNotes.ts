@@ -2,7 +2,8 @@
 // otherwise show up only as an empty or oddly priced plan.
 // - nodes whose price is unknown, and why (their zone or capacity type missing, their type or zone
 //   not in the catalog, usually because the catalog is for another region);
-// - a cluster in which no node says which NodePool manages it.
+// - a cluster in which no node says which NodePool manages it;
+// - pods bound to nodes the input does not hold.
 import { nodePricePerHour, type PriceIndex } from './disruption/prices.ts';
 import { LabelKeys, type Catalog, type Cluster, type Node, type NodePool } from './model/types.ts';
 
@@ -57,5 +58,16 @@ export function unmanagedClusterNote(cluster: Cluster, nodePools: readonly NodeP
     `none of the ${cluster.nodes.length} node(s) carries the ${LabelKeys.nodePool} label${groups}, so none is managed by a NodePool and nothing was considered ` +
       `(they still count as room for pods). eks-consolidator consolidates the nodes Karpenter launched from a NodePool, which carry ${LabelKeys.nodePool}=<pool>; ` +
       `to include other nodes, label them, e.g. kubectl label node <node> ${LabelKeys.nodePool}=${pool}, and describe that pool in --config`,
+  ];
+}
+
+/** Pods bound to a node the input does not hold: they take no room anywhere in the simulation. */
+export function orphanPodsNote(cluster: Cluster): string[] {
+  const known = new Set(cluster.nodes.map((n) => n.name));
+  const orphans = cluster.pods.filter((p) => p.nodeName !== undefined && !known.has(p.nodeName) && p.phase !== 'Succeeded' && p.phase !== 'Failed');
+  if (orphans.length === 0) return [];
+  const shown = orphans.slice(0, 3).map((p) => `${p.namespace}/${p.name} on ${p.nodeName}`).join(', ');
+  return [
+    `${orphans.length} pod(s) are bound to nodes that are not in the input (${shown}${orphans.length > 3 ? ', ...' : ''}) and were left out; dump nodes and pods together (kubectl get nodes,pods,... -A -o json)`,
   ];
 }

@@ -21,6 +21,20 @@ export async function readText(path: string): Promise<string> {
   }
 }
 
+/**
+ * JSON.parse says `at position 35724`; a person wants the line (two concatenated `kubectl -o json`
+ * outputs fail at the start of the second one, say). `skipped` is what was trimmed off the front.
+ */
+function withLine(message: string, text: string, skipped: number): string {
+  const match = /position (\d+)/.exec(message);
+  if (!match) return message;
+  const offset = Number(match[1]) + skipped;
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return `${message} (line ${line}, column ${column})`;
+}
+
 function syntaxError(detail: string): InputError {
   return new InputError('', '', `not valid JSON or YAML: ${detail}`);
 }
@@ -100,7 +114,7 @@ function decodeUnchecked(text: string): unknown[] {
     } catch (error) {
       if (error instanceof RangeError) throw tooDeep();
       documents = decodeYaml(trimmed);
-      if (typeof documents === 'string') throw syntaxError((error as Error).message);
+      if (typeof documents === 'string') throw syntaxError(withLine((error as Error).message, text, text.length - trimmed.length));
     }
   } else {
     documents = decodeYaml(trimmed);
