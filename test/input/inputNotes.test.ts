@@ -21,7 +21,7 @@ describe('unknown price notes say why', () => {
   it.each([
     ['zone of another region', kubeNode('a', { zone: 'eu-west-1a' }), 'zone eu-west-1a has no offerings in the catalog (catalog region us-east-1)'],
     ['type not in the catalog', kubeNode('a', { instanceType: 'x9.huge' }), 'instance type x9.huge is not in the catalog (catalog region us-east-1)'],
-    ['capacity type misspelled', kubeNode('a', { capacityType: 'ondemand' }), 'its karpenter.sh/capacity-type label is missing or not one of on-demand, spot'],
+    ['capacity type misspelled', kubeNode('a', { labels: { 'karpenter.sh/capacity-type': 'ondemand' } }), 'its karpenter.sh/capacity-type label is missing or not one of on-demand, spot'],
     ['no such offering', kubeNode('a', { capacityType: 'spot' }), 'the catalog has no spot offering of m5.large in us-east-1a'],
   ])('%s', (_name, item, cause) => {
     expect(notesFor(item)).toContain(`price unknown for 1 node(s) (a): ${cause}`);
