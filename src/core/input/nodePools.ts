@@ -197,13 +197,22 @@ function parseLaunch(f: Fields, templateSpec: JsonRecord, annotations: Record<st
   return Object.keys(launch).length > 0 ? launch : undefined;
 }
 
-function parseNodePool(raw: JsonRecord, index: number): NodePool {
+export interface NodePoolParseOptions {
+  /**
+   * The objects come from the cluster's API server, which has already checked them against the CRD
+   * installed there: unknown fields are then not refused, since a Karpenter newer than v1.14 may have
+   * added fields, and refusing them would stop every pass after a Karpenter upgrade.
+   */
+  readonly fromApiServer?: boolean;
+}
+
+function parseNodePool(raw: JsonRecord, index: number, options: NodePoolParseOptions): NodePool {
   const rawName = isRecord(raw['metadata']) ? raw['metadata']['name'] : undefined;
   const f: Fields = new Fields(typeof rawName === 'string' && rawName !== '' ? `NodePool "${rawName}"` : `NodePool (document ${index + 1})`);
   const apiVersion = f.optString(raw['apiVersion'], 'apiVersion');
   if (apiVersion === 'karpenter.sh/v1beta1') f.fail('apiVersion', V1BETA1_CONVERSION);
   if (apiVersion !== undefined && apiVersion !== API_VERSION) f.fail('apiVersion', `${show(apiVersion)} is not supported; use ${API_VERSION}`);
-  rejectUnknownFields(f, raw, NODE_POOL_SHAPE, '');
+  if (!options.fromApiServer) rejectUnknownFields(f, raw, NODE_POOL_SHAPE, '');
   const metadata = f.record(raw['metadata'], 'metadata');
   const name = f.string(metadata['name'], 'metadata.name');
   const annotations = f.stringMap(metadata['annotations'], 'metadata.annotations');
@@ -351,7 +360,7 @@ function* flatten(docs: readonly unknown[], path: string, itemKind?: string): Ge
  * Parses NodePool documents. Objects of other kinds (an EC2NodeClass kept in the same file, say) are
  * skipped; a document that is not an object or has no kind is an error. Pool names must be unique.
  */
-export function parseNodePools(docs: readonly unknown[]): NodePool[] {
+export function parseNodePools(docs: readonly unknown[], options: NodePoolParseOptions = {}): NodePool[] {
   const pools: NodePool[] = [];
   const firstSeen = new Map<string, number>();
   let index = 0;
@@ -359,7 +368,7 @@ export function parseNodePools(docs: readonly unknown[]): NodePool[] {
     if (!isRecord(doc)) throw new InputError(where, '', `must be an object, got ${show(doc)}`);
     if (typeof doc['kind'] !== 'string' || doc['kind'] === '') throw new InputError(where, 'kind', 'is required');
     if (doc['kind'] !== 'NodePool') continue;
-    const pool = parseNodePool(doc, index++);
+    const pool = parseNodePool(doc, index++, options);
     const earlier = firstSeen.get(pool.name);
     if (earlier !== undefined) {
       throw new InputError(`NodePool "${pool.name}"`, 'metadata.name', `duplicate NodePool name (also NodePool number ${earlier + 1})`);
