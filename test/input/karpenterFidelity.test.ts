@@ -256,6 +256,16 @@ describe('9: unknown prices and unmanaged clusters', () => {
     expect(row).toMatch(/delete\s+seoul-1\s+-\s+\?\s+\$0\.0000\s+\?\s+\?\s+0$/);
   });
 
+  it('a pool pinned to zones the catalog does not offer says so, not that nothing has room', () => {
+    const r = plan({
+      cluster: list(node('big', 'default', 'm5.xlarge'), pod('web', 'big')),
+      config: pool('default', { requirements: '        - { key: topology.kubernetes.io/zone, operator: In, values: [eu-central-1a, eu-central-1b] }' }),
+    });
+    expect(reasonsOf(r.plan, 'big').join(' ')).toContain(
+      'NodePool default can launch nothing: none of the 7 instance type(s) its requirements allow is offered in its zone(s) eu-central-1a, eu-central-1b as capacity type(s) on-demand in the catalog (region us-east-1)',
+    );
+  });
+
   it('a cluster where no node carries karpenter.sh/nodepool gets a note on what is managed and how to label', () => {
     const r = plan({ cluster: list(node('mng-1', null, 'm5.large', { labels: { 'eks.amazonaws.com/nodegroup': 'workers' } }), pod('web', 'mng-1')), config: pool('default') });
     expect(r.code).toBe(0);

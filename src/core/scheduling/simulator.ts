@@ -360,6 +360,10 @@ function openNewNode(
   if (pools.length === 0) return { reason: 'no NodePool may launch new nodes' };
   const failures: { stage: Stage; reason: string }[] = [];
   for (const pool of pools) {
+    if (pool.noTypesReason) {
+      failures.push({ stage: Stage.Resources, reason: pool.noTypesReason });
+      continue;
+    }
     const remaining = remainingLimits(pool, state);
     const options: NodeOption[] = [];
     const overLimit: NodeOption[] = [];
