@@ -273,3 +273,18 @@ describe('9: unknown prices and unmanaged clusters', () => {
     expect(r.plan!.notes?.join(' ')).toContain('kubectl label node <node> karpenter.sh/nodepool=default');
   });
 });
+
+describe('10: a state file the product wrote can always be read back', () => {
+  it('at the edge of the time range, with the longest durations Go allows', () => {
+    const state = join(dir, 'edge-state.json');
+    const late = '8999-12-31T00:00:00Z';
+    const config = pool('default', { disruption: '    consolidationPolicy: WhenEmptyOrUnderutilized\n    consolidateAfter: 0s\n    consolidationGracePeriod: 2562047h\n    budgets: [{ nodes: "100%" }]' });
+    const cluster = list(node('a', 'default', 'm5.large', { createdAt: '8999-01-01T00:00:00Z' }), pod('web', 'a', '500m', { createdAt: '8999-01-01T00:00:00Z' }));
+    for (const now of [late, '8999-12-31T01:00:00Z']) {
+      const r = spawnSync(process.execPath, [BIN, 'plan', '--cluster', write('cluster.json', cluster), '--catalog', write('catalog.json', CATALOG), '--config', write('nodepools.yaml', config), '--state', state, '--now', now], { encoding: 'utf8' });
+      expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    }
+    expect(readFileSync(state, 'utf8')).toMatch(/"9\d{3}-/);
+  });
+});
+
