@@ -5,13 +5,15 @@
 // The cases are generated: a valid cluster, catalog, NodePool file and state file, each broken in one
 // place, crossing the kinds of field (timestamps, quantities, prices, lists, enums ...) with the kinds
 // of bad value (wrong type, overflow, out of range, no offset ...), plus whole-file damage (truncation,
-// garbage, YAML alias bombs, deep nesting) for every file.
+// garbage, YAML alias bombs, deep nesting) for every file. A second test damages the same files at
+// random, 800 times, in-process: every run must plan or be refused, never crash.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import { kubeNode, kubePdb, kubePod } from '../support/fakeKubeApi.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
@@ -300,3 +302,75 @@ describe('malformed input through the real bin', () => {
     expect(problems).toEqual([]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------------
+// Random damage, in-process (hundreds of cases would take minutes as processes). Any single change to
+// a valid file either still plans (exit 0) or is refused (exit 2, state untouched); it never crashes.
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every path to a value inside `value`. */
+function allPaths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+  const out: (string | number)[][] = prefix.length > 0 ? [prefix] : [];
+  if (Array.isArray(value)) value.forEach((v, i) => out.push(...allPaths(v, [...prefix, i])));
+  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) out.push(...allPaths(v, [...prefix, k]));
+  return out;
+}
+
+const deep = (levels: number): unknown => (levels === 0 ? 1 : [deep(levels - 1)]);
+const REPLACEMENTS: readonly unknown[] = [
+  null, undefined, -1, 0, 1e308, -1e308, 2 ** 60, 0.5, '', 'x', '-5m', '1e400', '99999999999Ei', '9999-99-99T00:00:00Z', '2026-11-21',
+  'Never', '100%', '101%', true, [], {}, [null], { '': '' }, 'a'.repeat(5_000), deep(150),
+];
+
+function mutate(doc: Json, next: () => number): Json {
+  const paths = allPaths(doc);
+  const path = paths[Math.floor(next() * paths.length)]!;
+  return withPath(doc, path, REPLACEMENTS[Math.floor(next() * REPLACEMENTS.length)]);
+}
+
+describe('random damage, in-process', () => {
+  it('never crashes: every run exits 0 or 2, and 2 leaves the state file as it was', { timeout: 240_000 }, async () => {
+    const roles = ['cluster', 'catalog', 'config', 'state'] as const;
+    const valid = { cluster: validCluster(), catalog: validCatalog(), config: validPool(), state: validState };
+    const problems: string[] = [];
+    const counts = { refused: 0, planned: 0 };
+    for (let seed = 1; seed <= 800; seed++) {
+      const next = random(seed);
+      const role = roles[seed % roles.length]!;
+      const files: Record<FileRole, string> = { ...paths, state: join(dir, `rand-state-${seed}.json`) };
+      files[role] = join(dir, `rand-${role}-${seed}${role === 'config' ? '.yaml' : '.json'}`);
+      const damaged = JSON.stringify(mutate(valid[role], next));
+      const stateText = role === 'state' ? damaged : readFileSync(paths.state, 'utf8');
+      if (role !== 'state') writeFileSync(files[role], damaged);
+      writeFileSync(files.state, stateText);
+      let stderr = '';
+      const code = await main(['plan', '--cluster', files.cluster, '--catalog', files.catalog, '--config', files.config, '--state', files.state, '--now', NOW], {
+        stdout: () => undefined,
+        stderr: (text) => void (stderr += text),
+        clock: () => Date.parse(NOW),
+        env: { EKS_CONSOLIDATOR_STATE_WAIT_MS: '0' },
+      });
+      if (code === 2) counts.refused++;
+      else if (code === 0) counts.planned++;
+      if (code !== 0 && code !== 2) problems.push(`seed ${seed} (${role}): exit ${code}: ${stderr.slice(0, 300)}`);
+      if (code === 2 && readFileSync(files.state, 'utf8') !== stateText) problems.push(`seed ${seed} (${role}): state changed on exit 2`);
+      if (code === 2 && !stderr.includes(files[role])) problems.push(`seed ${seed} (${role}): message does not name the file: ${stderr.slice(0, 200)}`);
+    }
+    expect(problems).toEqual([]);
+    // The damage is real: most changes are refused, some are harmless (a label value, say).
+    expect(counts.refused).toBeGreaterThan(100);
+    expect(counts.planned).toBeGreaterThan(0);
+  });
+});
+
