@@ -81,7 +81,7 @@ console.log(
     decisions: outcome.decisions.length,
     disrupted: outcome.disruptedBy.size,
     byMethod,
-    savingsPerHour: Math.round(outcome.decisions.reduce((s, d) => s + d.savingsPerHour, 0) * 1e4) / 1e4,
+    savingsPerHour: Math.round(outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0) * 1e4) / 1e4,
     peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
   }),
 );

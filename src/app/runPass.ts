@@ -22,6 +22,7 @@ import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
 import { planAroundInFlight } from '../core/disruption/inFlight.ts';
 import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
+import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
 import { parseDetail } from './act/commandDetail.ts';
 
 export interface PassDependencies {
@@ -131,7 +132,13 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     const catalog = catalogLoad.catalog;
     const observed = observeNodes(cluster, previous, nowMs);
     const pools = new Map(nodePools.map((p) => [p.name, p]));
-    const notes = [...(settings.notes ?? []), ...catalogLoad.warnings];
+    const notes = [
+      ...(settings.notes ?? []),
+      ...catalogLoad.warnings,
+      ...unmanagedClusterNote(cluster, nodePools),
+      ...orphanPodsNote(cluster),
+      ...unknownPriceNotes(cluster, nodePools, catalog, indexCatalog(catalog)),
+    ];
 
     // Next to Karpenter: a real run leaves alone the pools Karpenter also consolidates (coexistence.ts).
     const conflicts = karpenterConflicts({

@@ -288,7 +288,7 @@ export async function readNodePoolsFromKubernetes(kubeConfig: KubeConfig, pageSi
   );
   const objects = items.map((item) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', ...(item as object) }));
   try {
-    const pools = parseNodePools(objects);
+    const pools = parseNodePools(objects, { fromApiServer: true });
     if (pools.length === 0) throw new InputError('', '', 'no NodePool (karpenter.sh/v1) found in the cluster');
     return pools;
   } catch (error) {

@@ -7,7 +7,9 @@ import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPat
 import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
 import { InputError } from '../core/errors.ts';
 import { parseFeatureGates } from '../core/featureGates.ts';
+import { show } from '../core/input/fields.ts';
 import { defaultNodePool } from '../core/input/nodePools.ts';
+import { parseTimestamp } from '../core/input/time.ts';
 import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import { renderTable } from './table.ts';
 
@@ -73,8 +75,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const format = values.format as string;
   if (format !== 'json' && format !== 'table') throw new InputError('', '--format', `"${format}" is not json or table`);
   const nowText = values.now as string | undefined;
-  const nowMs = nowText === undefined ? io.clock() : Date.parse(nowText);
-  if (Number.isNaN(nowMs)) throw new InputError('', '--now', `"${nowText}" is not an ISO 8601 time`);
+  const nowMs = nowText === undefined ? io.clock() : parseTimestamp(nowText);
+  if (typeof nowMs === 'string') throw new InputError('', '--now', `${show(nowText)} ${nowMs}`);
   const gates = parseFeatureGates((values['feature-gates'] as string | undefined) ?? io.env['FEATURE_GATES'], values['feature-gates'] !== undefined ? '--feature-gates' : 'FEATURE_GATES');
 
   // CONTRACT section 1: no inputs at all plans the embedded demo; otherwise a missing --cluster is the

@@ -2,7 +2,8 @@
 import { HOURS_PER_MONTH, type Plan } from '../core/plan.ts';
 import { balancedLines } from './balancedTable.ts';
 
-const money = (n: number) => `$${n.toFixed(4)}`;
+/** Unknown amounts (a node of unknown price) print as `?`, never as $0. */
+const money = (n: number | null) => (n === null ? '?' : `$${n.toFixed(4)}`);
 
 function columns(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -31,14 +32,15 @@ export function renderTable(plan: Plan): string {
         money(d.currentPricePerHour),
         money(d.replacementPricePerHour),
         money(d.savingsPerHour),
-        `$${(d.savingsPerHour * HOURS_PER_MONTH).toFixed(2)}`,
+        d.savingsPerHour === null ? '?' : `$${(d.savingsPerHour * HOURS_PER_MONTH).toFixed(2)}`,
         String(d.evictedPods.length),
       ]);
     });
     out.push(columns(rows));
-    const total = plan.decisions.reduce((s, d) => s + d.savingsPerHour, 0);
+    const total = plan.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
     out.push('');
-    out.push(`Total savings: ${money(total)} per hour, $${(total * HOURS_PER_MONTH).toFixed(2)} per month (${HOURS_PER_MONTH} h).`);
+    const unknown = plan.decisions.some((d) => d.savingsPerHour === null) ? ', plus savings of unknown size (nodes of unknown price)' : '';
+    out.push(`Total savings: ${money(total)} per hour, $${(total * HOURS_PER_MONTH).toFixed(2)} per month (${HOURS_PER_MONTH} h)${unknown}.`);
   }
   out.push(...balancedLines(plan, columns));
   out.push('');

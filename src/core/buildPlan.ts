@@ -44,7 +44,8 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       ...(verdict.node.zone ? { zone: verdict.node.zone } : {}),
     });
   }
-  const savingsPerHour = roundMoney(outcome.decisions.reduce((sum, d) => sum + d.savingsPerHour, 0));
+  // Decisions of unknown savings count as nothing here; a note says which nodes have no price.
+  const savingsPerHour = roundMoney(outcome.decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0));
   return {
     dryRun: ctx.dryRun,
     evaluatedAt: formatTime(ctx.nowMs),

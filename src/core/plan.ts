@@ -58,9 +58,11 @@ export interface Decision {
   readonly action: 'delete' | 'replace';
   readonly nodes: readonly string[];
   readonly replacements: readonly PlannedReplacement[];
-  readonly currentPricePerHour: number;
+  /** Null when the price of a node in `nodes` is unknown (never shown as $0). */
+  readonly currentPricePerHour: number | null;
   readonly replacementPricePerHour: number;
-  readonly savingsPerHour: number;
+  /** Null when `currentPricePerHour` is. */
+  readonly savingsPerHour: number | null;
   readonly disruptionCost: number;
   /** `namespace/name` of every pod that would be evicted. */
   readonly evictedPods: readonly string[];

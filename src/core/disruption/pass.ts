@@ -173,7 +173,10 @@ function toDecision(proposal: Proposal, replacementName: string): Decision {
     podDestinations[podKey(placement.pod)] = placement.nodeName.startsWith('new:') ? replacementName : placement.nodeName;
   }
   const action = proposal.replacement ? 'replace' : 'delete';
-  const savingsPerHour = roundMoney(currentPricePerHour - replacementPricePerHour);
+  // A node of unknown price saves an unknown amount: null, never a made-up $0 (it is never replaced, so
+  // this only happens for deletions).
+  const priceKnown = proposal.candidates.every((c) => c.pricePerHour !== undefined);
+  const savingsPerHour = priceKnown ? roundMoney(currentPricePerHour - replacementPricePerHour) : null;
   const summary =
     action === 'replace'
       ? `replace ${nodes.join(', ')} (${dollars(currentPricePerHour)}) with one ${proposal.replacement!.capacityType} ${proposal.replacement!.instanceTypes[0]} or similar (${dollars(replacementPricePerHour)}), moving ${evicted.length} pod(s)`
@@ -186,7 +189,7 @@ function toDecision(proposal: Proposal, replacementName: string): Decision {
     action,
     nodes,
     replacements: proposal.replacement ? [proposal.replacement] : [],
-    currentPricePerHour: roundMoney(currentPricePerHour),
+    currentPricePerHour: priceKnown ? roundMoney(currentPricePerHour) : null,
     replacementPricePerHour: roundMoney(replacementPricePerHour),
     savingsPerHour,
     disruptionCost: roundCost(proposal.candidates.reduce((sum, c) => sum + c.disruptionCost, 0)),

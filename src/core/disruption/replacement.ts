@@ -4,6 +4,7 @@ import type { FeatureGates } from '../featureGates.ts';
 import type { PlannedReplacement } from '../plan.ts';
 import type { NewNodeOption, NewNodePlan } from '../scheduling/types.ts';
 import type { Candidate } from './candidates.ts';
+import { cheapestMeetingMinValues, describeShortfall, minValuesShortfall } from './minValues.ts';
 import { cheapestPricePerHour, restrictCapacityType, roundMoney, worstPricePerHour } from './prices.ts';
 import { describeBlocked, requiredSavingsCents } from './savingsThreshold.ts';
 import { dollars } from './text.ts';
@@ -57,6 +58,9 @@ export function chooseReplacement(
   }
 
   if (pool.length === 0) return { ok: false, reason: 'no instance type the NodePools allow can hold the pods' };
+  const minValues = newNode.minValues ?? [];
+  const allShort = minValuesShortfall(minValues, pool);
+  if (allShort) return { ok: false, reason: `no replacement: ${describeShortfall(allShort, 'the instance types that can hold the pods')}` };
 
   const cheaper = priced(pool).filter((p) => p.worstPricePerHour < currentPricePerHour);
   if (cheaper.length === 0) {
@@ -75,6 +79,9 @@ export function chooseReplacement(
   }
 
   let chosen = worthIt.map((p) => p.option);
+  // Karpenter keeps minValues when it trims the types by price: the cheaper ones must still span them.
+  const cheaperShort = minValuesShortfall(minValues, chosen);
+  if (cheaperShort) return { ok: false, reason: `no replacement: ${describeShortfall(cheaperShort, 'the instance types cheaper than the node(s) now')}` };
   if (allSpot) {
     if (chosen.length < SPOT_TO_SPOT_MIN_TYPES) {
       return {
@@ -82,11 +89,15 @@ export function chooseReplacement(
         reason: `spot-to-spot consolidation needs at least ${SPOT_TO_SPOT_MIN_TYPES} cheaper instance types, found ${chosen.length}`,
       };
     }
-    chosen = [...chosen].sort(byCheapest).slice(0, SPOT_TO_SPOT_MIN_TYPES);
+    // The launch list is cut to the cheapest 15, or to as many as minValues needs if that is more.
+    const keep = Math.max(SPOT_TO_SPOT_MIN_TYPES, cheapestMeetingMinValues(minValues, [...chosen].sort(byCheapest)) ?? 0);
+    chosen = [...chosen].sort(byCheapest).slice(0, keep);
   } else if (chosen.some((o) => o.offerings.some((f) => f.capacityType === 'spot'))) {
     // The types were judged cheaper assuming spot may be used; if spot capacity runs out the launch must
     // fail rather than fall back to a dearer on-demand node, so a mixed replacement is pinned to spot.
     chosen = restrictCapacityType(chosen, 'spot');
+    const spotShort = minValuesShortfall(minValues, chosen);
+    if (spotShort) return { ok: false, reason: `no replacement: ${describeShortfall(spotShort, 'the cheaper instance types offered as spot')}` };
   }
   chosen = [...chosen].sort(byCheapest);
 

@@ -36,9 +36,12 @@ export interface TypeInfo {
 
 export class TypeCatalog {
   readonly types: readonly TypeInfo[];
+  /** The catalog's region ('' when it does not say), for messages. */
+  readonly region: string;
   private readonly typeLabelKeys = new Set<string>();
 
   constructor(catalog: Catalog) {
+    this.region = catalog.region;
     const types: TypeInfo[] = [];
     for (const type of catalog.instanceTypes) {
       const offerings = type.offerings.filter((o) => o.available).sort(compareOfferings);

@@ -189,6 +189,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
         cheapestPricePerHour: o.offerings[0]!.pricePerHour,
       })),
       requirements: planned.requirements,
+      minValues: node.pool.pool.requirements.filter((r) => r.minValues !== undefined),
     };
   });
   return { allScheduled: unschedulable.length === 0, placements, newNodes, unschedulable };
@@ -393,6 +394,10 @@ function openNewNode(
   if (pools.length === 0) return { reason: 'no NodePool may launch new nodes' };
   const failures: { stage: Stage; reason: string }[] = [];
   for (const pool of pools) {
+    if (pool.noTypesReason) {
+      failures.push({ stage: Stage.Resources, reason: pool.noTypesReason });
+      continue;
+    }
     const remaining = remainingLimits(pool, state);
     const options: NodeOption[] = [];
     const overLimit: NodeOption[] = [];

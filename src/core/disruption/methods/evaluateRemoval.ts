@@ -4,6 +4,7 @@
 import { describeScore, roundScore, scoreMove } from '../balancedScore.ts';
 import type { ConsolidationScore } from '../../plan.ts';
 import type { Candidate } from '../candidates.ts';
+import { placeablePendingPods } from '../pendingPods.ts';
 import { podKey } from '../pods.ts';
 import { chooseReplacement } from '../replacement.ts';
 import { checkSavings } from '../savingsThreshold.ts';
@@ -27,17 +28,34 @@ export function evaluateRemoval(
   // candidates the same way).
   const bound = balancedGate(view, candidates, method, currentPricePerHour, undefined);
   if (bound.refusal) return bound.refusal;
-  const simulation = view.simulator.simulate({
+  // Pending pods that have a place now must keep one (pendingPods.ts).
+  const pending = placeablePendingPods(view.cluster, view.simulator);
+  const pendingUids = new Set(pending.map((p) => p.uid));
+  const full = view.simulator.simulate({
     excludedNodes: new Set(candidates.map((c) => c.node.name)),
-    pods,
+    pods: pending.length > 0 ? [...pods, ...pending] : pods,
     // A node of unknown price is never replaced: only existing capacity may take its pods.
     maxNewNodes: pricesKnown ? 1 : 0,
     stopAtFirstFailure: true,
   });
-  if (!simulation.allScheduled) {
-    const first = simulation.unschedulable[0]!;
+  if (!full.allScheduled) {
+    const first = full.unschedulable[0]!;
+    if (pendingUids.has(first.pod.uid)) {
+      return { ok: false, reason: `pending pod ${podKey(first.pod)} would have nowhere to run: ${first.reason}` };
+    }
+    // Pods are placed largest first, so a candidate's pod may be the one left over when pending pods
+    // took the room: say that it is the pending pods' room, when without them the move would fit.
+    if (pending.length > 0) {
+      const alone = view.simulator.simulate({ excludedNodes: new Set(candidates.map((c) => c.node.name)), pods, maxNewNodes: pricesKnown ? 1 : 0, stopAtFirstFailure: true });
+      if (alone.allScheduled) {
+        const names = pending.slice(0, 3).map(podKey).join(', ');
+        return { ok: false, reason: `its pods fit elsewhere only in the room that pending pod(s) ${names}${pending.length > 3 ? ', ...' : ''} need, which would leave a pending pod with nowhere to run` };
+      }
+    }
     return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
   }
+  // The decision moves only the candidates' pods; pending pods are bound by the scheduler later.
+  const simulation = pending.length > 0 ? { ...full, placements: full.placements.filter((p) => !pendingUids.has(p.pod.uid)) } : full;
 
   if (simulation.newNodes.length === 0) {
     if (pricesKnown) {

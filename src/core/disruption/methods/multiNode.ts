@@ -10,6 +10,7 @@
 //   3. least requested CPU first (emptiest nodes pack best).
 // Each ordering costs about 8 + log1.5(n) simulations, so the search stays affordable at thousands of nodes.
 import type { Candidate } from '../candidates.ts';
+import { explainLimit } from '../budgets.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
@@ -109,13 +110,22 @@ export function createMultiNode(): ConsolidationMethod {
       if (eligible.length < 2) return undefined;
       const seen = new Map<string, Proposal | null>();
       let best: Proposal | undefined;
+      let tried = false;
       for (const ordering of ORDERINGS) {
         const ordered = withinBudget(view, [...eligible].sort(ordering));
         if (ordered.length < 2) continue;
+        tried = true;
         const found = bestPrefix(view, ordered, seen);
         if (found && better(found, best)) best = found;
       }
+      // Budgets that round down to one node (10% of 10 or fewer) leave a merge no room; say so.
+      if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name));
       return best;
     },
   };
+}
+
+function budgetTooSmallForMerge(view: PassView, pool: string): string {
+  const a = view.ledger.allowance(pool, 'Underutilized');
+  return `multi-node consolidation needs at least 2 nodes at once, but the disruption budget of NodePool "${pool}" allows ${a.allowed} more now (limit ${a.limit}: ${explainLimit(a)})`;
 }
