@@ -12,8 +12,9 @@
 // observed state, records node events, and acts through the actuator within the remaining time. A pass that finds the lease
 // held returns `{ skipped: 'lease held' }` and does nothing else.
 //
-// Configuration is read once, when the module loads (cold start). A bad value is logged at once and
-// every invocation then fails with the same `ConfigError` naming the variable.
+// Configuration is read once per container, when the handler is built (the deployed `handler` exports
+// build it on the first invocation). A bad value is logged at once and every invocation then fails
+// with the same `ConfigError` naming the variable.
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import middy from '@middy/core';
@@ -111,6 +112,15 @@ function invocationGuard(log: () => Logger): MiddlewareObj<PassEvent, HandlerRes
       const error = request.error;
       log().error('invocation failed', { passId: request.context?.awsRequestId, error });
     },
+  };
+}
+
+/** A Lambda handler that builds the real one on its first call and keeps it for the warm ones. */
+export function builtOnFirstCall<H extends (event: PassEvent, context: Context) => Promise<HandlerResponse>>(build: () => H) {
+  let built: H | undefined;
+  return (event: PassEvent, context: Context): Promise<HandlerResponse> => {
+    built ??= build();
+    return built(event, context);
   };
 }
 
