@@ -14,7 +14,7 @@
 // repeats, so a shared store (DynamoDB) was not worth a write per event.
 import { createHash } from 'node:crypto';
 import type { PassResult, PassScope } from '../runPass.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { poolInScope } from './metrics.ts';
 
 export const EVENT_DEDUPE_TTL_MS = 15 * 60_000;
