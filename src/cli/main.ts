@@ -33,7 +33,7 @@ Inputs (each file is JSON or a multi-document YAML stream):
   --catalog FILE      instance types with capacity and offerings {zone, capacityType, price $/hour}
                       default: the bundled us-east-1 catalog
   --config FILE       karpenter.sh/v1 NodePool objects
-                      default: one NodePool "default" with Karpenter's defaults
+                      default: one NodePool "default" with the defaults of README "File formats"
                       (with none of the three inputs: the embedded demo, its own NodePools included)
   --state FILE        keeps pod-event times, grace periods and emptiness times between runs, as the
                       Lambda keeps them in DynamoDB; a missing file is an empty state. default: none
@@ -51,6 +51,12 @@ Output:
                       NO_COLOR set to anything but "" always means never.
   -h, --help          this text
   --version           the version
+
+Environment:
+  FEATURE_GATES       as --feature-gates, when the flag is not given
+  NO_COLOR            any non-empty value: no colour
+  EKS_CONSOLIDATOR_STATE_WAIT_MS
+                      how long to wait for a --state file another run holds. default: 10000
 
 Quantities are printed in Kubernetes units: cpu in cores or millicores (1930m), memory in Mi/Gi.
 Prices are US dollars; a month is 730 hours.

@@ -28,8 +28,8 @@ export interface TableOptions {
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
 
-/** `$0.0960`; unknown prices are `?`, never a made-up $0. */
-const money = (n: number | undefined) => (n === undefined ? '?' : `$${n.toFixed(4)}`);
+/** `$0.0960`; unknown prices (absent or null) are `?`, never a made-up $0. */
+const money = (n: number | null | undefined) => (n === undefined || n === null ? '?' : `$${n.toFixed(4)}`);
 const monthly = (perHour: number) => `$${(perHour * HOURS_PER_MONTH).toFixed(2)}`;
 
 /** cpu as Kubernetes writes it: whole cores `4`, else millicores `1930m`; large odd values `15.9`. */
