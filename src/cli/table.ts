@@ -221,6 +221,8 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
     `  ${plan.nodes.length} node(s) in NodePools: ${paint('red', `${counts.delete} to delete`)}, ${paint('yellow', `${counts.replace} to replace`)}, ` +
       `${counts.kept} kept, ${counts.blocked} blocked; ${plan.decisions.length} decision(s), ${podsToMove} pod(s) to move`,
   );
+  const outside = plan.summary?.nodesOutsideNodePools ?? 0;
+  if (outside > 0) out.push(`  ${outside} node(s) without a karpenter.sh/nodepool label: never disrupted, not listed (they still receive pods)`);
   out.push(`  savings ${paint('green', `${money(savingsPerHour)} per hour, ${monthly(savingsPerHour)} per month`)} (${HOURS_PER_MONTH} h)`);
   const withUsage = plan.nodes.filter((n) => n.usage !== undefined);
   if (withUsage.length > 0) {
@@ -255,7 +257,7 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
 
   // Nodes, grouped by outcome.
   out.push(`${paint('bold', 'NODES')} (CPU and MEMORY: requested by the pods / allocatable, and the share requested)`);
-  if (plan.nodes.length === 0) out.push('  none: no node carries the karpenter.sh/nodepool label of a configured NodePool');
+  if (plan.nodes.length === 0) out.push('  none: no node carries a karpenter.sh/nodepool label (see README, Troubleshooting)');
   else out.push(...nodeLines(plan, { wide, width, paint, short }));
   return `${out.join('\n')}\n`;
 }

@@ -87,6 +87,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       savingsPerMonth: Math.round(savingsPerHour * HOURS_PER_MONTH * 100) / 100,
       nodesDisrupted: outcome.disruptedBy.size,
       podsEvicted: outcome.decisions.reduce((sum, d) => sum + d.evictedPods.length, 0),
+      nodesOutsideNodePools: outcome.verdicts.filter((v) => v.poolName === undefined).length,
     },
   };
 }

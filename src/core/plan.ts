@@ -80,6 +80,8 @@ export interface Plan {
     readonly savingsPerMonth: number;
     readonly nodesDisrupted: number;
     readonly podsEvicted: number;
+    /** Nodes without a `karpenter.sh/nodepool` label: never disrupted, not in `nodes`, still receive pods. */
+    readonly nodesOutsideNodePools?: number;
   };
 }
 

@@ -168,7 +168,9 @@ describe('table rules', () => {
   });
 
   it('no nodes: says why instead of an empty header', () => {
-    expect(renderTable(plan([], []))).toContain('none: no node carries the karpenter.sh/nodepool label');
+    const text = renderTable(plan([], [], { summary: { savingsPerHour: 0, savingsPerMonth: 0, nodesDisrupted: 0, podsEvicted: 0, nodesOutsideNodePools: 3 } }));
+    expect(text).toContain('none: no node carries a karpenter.sh/nodepool label');
+    expect(text).toContain('3 node(s) without a karpenter.sh/nodepool label: never disrupted, not listed');
   });
 
   it.each([
