@@ -220,7 +220,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
+    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, pods: cluster.pods });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
     return { plan: built, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
   }

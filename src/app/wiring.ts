@@ -9,6 +9,7 @@
 //
 // A dry run must change nothing anywhere: `passDependencies(true)` hands out a catalog cache that reads
 // but never writes, and the handler neither takes the lease nor saves state nor acts.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
@@ -36,7 +37,7 @@ import type { StateStore } from '../core/state/ports.ts';
 import { makeActor, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
 import type { Config } from './config.ts';
 import type { EventWriter } from './observability/events.ts';
-import type { Logger } from './observability/logger.ts';
+import { DISRUPTING_MESSAGE, disruptingNodesFields } from './observability/disruptionLog.ts';
 import type { Actor, PassDependencies, PassScope } from './runPass.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -108,6 +109,7 @@ export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
         onAction: recordActionInStore(parts.store),
         loadNodePools: parts.loadNodePools,
         renewLease: () => parts.store.renewLease(context.owner, parts.clock(), parts.config.leaseTtlMs),
+        onCommandStarted: ({ commandId, decision, nodes: seen }) => context.log.info(DISRUPTING_MESSAGE, disruptingNodesFields(commandId, decision, seen)),
         ...(tuning.sleep === undefined ? {} : { sleep: tuning.sleep }),
       };
       return makeActor(

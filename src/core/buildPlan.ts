@@ -2,7 +2,9 @@
 import type { PassOutcome } from './disruption/pass.ts';
 import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disruption/prices.ts';
 import { formatTime } from './disruption/text.ts';
-import { HOURS_PER_MONTH, type Plan, type PlanNode } from './plan.ts';
+import type { Node, Pod } from './model/types.ts';
+import { HOURS_PER_MONTH, type NodeUsage, type Plan, type PlanNode } from './plan.ts';
+import { CPU, MEMORY, PODS } from './scheduling/resources.ts';
 
 export interface PlanContext {
   readonly nowMs: number;
@@ -11,12 +13,40 @@ export interface PlanContext {
   readonly notes?: readonly string[];
   /** Extra reasons per node from pass-level rules (stabilization, skipped search). */
   readonly nodeReasons?: ReadonlyMap<string, readonly string[]>;
+  /** The cluster's pods, for each node's requested/allocatable figures (omitted: no `usage`). */
+  readonly pods?: readonly Pod[];
+}
+
+/** Sums the requests of the pods still holding resources on each node. */
+function usageByNode(pods: readonly Pod[]): Map<string, { cpu: number; memory: number; pods: number }> {
+  const byNode = new Map<string, { cpu: number; memory: number; pods: number }>();
+  for (const pod of pods) {
+    if (pod.nodeName === undefined || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
+    const sum = byNode.get(pod.nodeName) ?? { cpu: 0, memory: 0, pods: 0 };
+    sum.cpu += pod.requests[CPU] ?? 0;
+    sum.memory += pod.requests[MEMORY] ?? 0;
+    sum.pods += 1;
+    byNode.set(pod.nodeName, sum);
+  }
+  return byNode;
+}
+
+function nodeUsage(node: Node, used: { cpu: number; memory: number; pods: number } | undefined): NodeUsage {
+  return {
+    cpuRequestedMillis: Math.round(used?.cpu ?? 0),
+    cpuAllocatableMillis: Math.round(node.allocatable[CPU] ?? 0),
+    memoryRequestedBytes: Math.round(used?.memory ?? 0),
+    memoryAllocatableBytes: Math.round(node.allocatable[MEMORY] ?? 0),
+    pods: used?.pods ?? 0,
+    podsAllocatable: node.allocatable[PODS] ?? 0,
+  };
 }
 
 const NOTHING_FOUND = 'considered, but no deletion, replacement or merge that saves money was found';
 
 export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const nodes: PlanNode[] = [];
+  const used = ctx.pods === undefined ? undefined : usageByNode(ctx.pods);
   for (const verdict of outcome.verdicts) {
     if (verdict.poolName === undefined) continue; // CONTRACT: one entry per node of a NodePool
     const name = verdict.node.name;
@@ -42,6 +72,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       ...(verdict.node.instanceType ? { instanceType: verdict.node.instanceType } : {}),
       ...(verdict.node.capacityType ? { capacityType: verdict.node.capacityType } : {}),
       ...(verdict.node.zone ? { zone: verdict.node.zone } : {}),
+      ...(used !== undefined ? { usage: nodeUsage(verdict.node, used.get(name)) } : {}),
     });
   }
   // Decisions of unknown savings count as nothing here; a note says which nodes have no price.
@@ -58,6 +89,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       savingsPerMonth: Math.round(savingsPerHour * HOURS_PER_MONTH * 100) / 100,
       nodesDisrupted: outcome.disruptedBy.size,
       podsEvicted: outcome.decisions.reduce((sum, d) => sum + d.evictedPods.length, 0),
+      nodesOutsideNodePools: outcome.verdicts.filter((v) => v.poolName === undefined).length,
     },
   };
 }

@@ -89,6 +89,21 @@ export interface PlanNode {
   readonly instanceType?: string;
   readonly capacityType?: CapacityType;
   readonly zone?: string;
+  /** Extension: what the node's pods request against what it can hold (kubectl describe node's view). */
+  readonly usage?: NodeUsage;
+}
+
+/**
+ * Requests of the pods bound to a node (not finished: Succeeded and Failed pods hold nothing),
+ * daemonset and mirror pods included, against the node's allocatable. cpu in millicores, memory in bytes.
+ */
+export interface NodeUsage {
+  readonly cpuRequestedMillis: number;
+  readonly cpuAllocatableMillis: number;
+  readonly memoryRequestedBytes: number;
+  readonly memoryAllocatableBytes: number;
+  readonly pods: number;
+  readonly podsAllocatable: number;
 }
 
 export interface Plan {
@@ -106,6 +121,8 @@ export interface Plan {
     readonly savingsPerMonth: number;
     readonly nodesDisrupted: number;
     readonly podsEvicted: number;
+    /** Nodes without a `karpenter.sh/nodepool` label: never disrupted, not in `nodes`, still receive pods. */
+    readonly nodesOutsideNodePools?: number;
   };
 }
 

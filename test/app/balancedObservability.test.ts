@@ -1,9 +1,10 @@
 // Balanced scores in the metrics (karpenter_consolidation_score, karpenter_consolidation_moves_total)
 // and in the node events (ConsolidationApproved / ConsolidationRejected), from a real pass's plan.
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
 import { scoreEvents, scoreMetrics } from '../../src/app/observability/balanced.ts';
 import { nodeEventsFor } from '../../src/app/observability/events.ts';
-import { emfLines, passMetrics } from '../../src/app/observability/metrics.ts';
+import { publishMetrics, METRICS_NAMESPACE, passMetrics } from '../../src/app/observability/metrics.ts';
 import type { PassResult } from '../../src/app/runPass.ts';
 import { buildPlan } from '../../src/core/buildPlan.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
@@ -11,6 +12,7 @@ import { indexCatalog } from '../../src/core/disruption/prices.ts';
 import { goDurationOrNull } from '../../src/core/input/duration.ts';
 import type { NodePool, Pod } from '../../src/core/model/types.ts';
 import { cluster, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
+import { captureStdout } from '../support/stdout.ts';
 
 const xlarge = (name: string, pool: string) => node({ name, nodePool: pool, instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 } });
 /** Pods that may only run in `pool` (so neither pool's pods spill into the other). */
@@ -60,26 +62,39 @@ describe('karpenter_consolidation_score and karpenter_consolidation_moves_total'
     expect(names).toContain('karpenter_consolidation_moves_total');
   });
 
-  it('a score is kept as a list of values in EMF, never summed; counts still add up', () => {
+  /** What publishMetrics prints through Powertools, as parsed EMF documents. */
+  function published(data: Parameters<typeof publishMetrics>[1]): Record<string, unknown>[] {
+    const lines: string[] = [];
+    const release = captureStdout(lines);
+    try {
+      const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'eks-consolidator', defaultDimensions: { cluster: 'c' } });
+      publishMetrics(metrics, data);
+      metrics.publishStoredMetrics();
+    } finally {
+      release();
+    }
+    // Powertools also warns when nothing is left for the final flush: only EMF documents count.
+    return lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((d) => '_aws' in d);
+  }
+
+  it('each score is its own data point in EMF, never summed; counts still add up', () => {
     const dims = { nodepool: 'p', decision: 'rejected' };
-    const lines = emfLines(
-      [
-        { name: 'karpenter_consolidation_score', unit: 'None', value: 0.25, dimensions: dims, distribution: true },
-        { name: 'karpenter_consolidation_score', unit: 'None', value: 0.4, dimensions: dims, distribution: true },
-        { name: 'karpenter_consolidation_moves_total', unit: 'Count', value: 1, dimensions: dims },
-        { name: 'karpenter_consolidation_moves_total', unit: 'Count', value: 1, dimensions: dims },
-      ],
-      1_000,
-    ).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines.find((d) => 'karpenter_consolidation_score' in d)).toMatchObject({ karpenter_consolidation_score: [0.25, 0.4], nodepool: 'p' });
-    expect(lines.find((d) => 'karpenter_consolidation_moves_total' in d)).toMatchObject({ karpenter_consolidation_moves_total: 2 });
+    const docs = published([
+      { name: 'karpenter_consolidation_score', unit: 'None', value: 0.25, dimensions: dims, distribution: true },
+      { name: 'karpenter_consolidation_score', unit: 'None', value: 0.4, dimensions: dims, distribution: true },
+      { name: 'karpenter_consolidation_moves_total', unit: 'Count', value: 1, dimensions: dims },
+      { name: 'karpenter_consolidation_moves_total', unit: 'Count', value: 1, dimensions: dims },
+    ]);
+    const scores = docs.filter((d) => 'karpenter_consolidation_score' in d);
+    expect(scores.map((d) => d['karpenter_consolidation_score'])).toEqual([0.25, 0.4]);
+    expect(scores[0]).toMatchObject({ nodepool: 'p', decision: 'rejected', cluster: 'c' });
+    expect(docs.filter((d) => 'karpenter_consolidation_moves_total' in d).map((d) => d['karpenter_consolidation_moves_total'])).toEqual([2]);
   });
 
-  it('more than 100 scores of one series are split over several EMF documents (the EMF limit)', () => {
+  it('many scores of one series all reach CloudWatch (one document each, none dropped)', () => {
     const data = Array.from({ length: 250 }, (_, i) => ({ name: 's', unit: 'None' as const, value: i, dimensions: { nodepool: 'p' }, distribution: true }));
-    const docs = emfLines(data, 0).map((l) => JSON.parse(l) as { s: number[] });
-    expect(docs.map((d) => d.s.length)).toEqual([100, 100, 50]);
-    expect(docs.flatMap((d) => d.s)).toEqual(data.map((d) => d.value));
+    const docs = published(data);
+    expect(docs.map((d) => d['s'])).toEqual(data.map((d) => d.value));
   });
 });
 

@@ -15,8 +15,8 @@
 // repeats, so a shared store (DynamoDB) was not worth a write per event.
 import { createHash } from 'node:crypto';
 import type { PassResult, PassScope } from '../runPass.ts';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { scoreEvents, withoutScoreSentences } from './balanced.ts';
-import type { Logger } from './logger.ts';
 import { poolInScope } from './metrics.ts';
 
 export const EVENT_DEDUPE_TTL_MS = 15 * 60_000;
