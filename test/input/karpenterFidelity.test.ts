@@ -251,9 +251,10 @@ describe('9: unknown prices and unmanaged clusters', () => {
     expect({ current: d.currentPricePerHour, savings: d.savingsPerHour }).toEqual({ current: null, savings: null });
     expect(r.plan!.notes?.join(' ')).toContain('price unknown for 1 node(s) (seoul-1): zone ap-northeast-2b has no offerings in the catalog (catalog region us-east-1)');
     const table = plan({ cluster: elsewhere, config: pool('default') }, ['--format', 'table']);
-    const row = table.stdout.split('\n').find((line) => line.startsWith('1 '))!;
-    // NOW and SAVES are unknown; NEW is a real $0 (nothing is launched).
-    expect(row).toMatch(/delete\s+seoul-1\s+-\s+\?\s+\$0\.0000\s+\?\s+\?\s+0$/);
+    const row = table.stdout.split('\n').find((line) => /^\s*1\s+delete/.test(line))!;
+    // Columns: # ACTION METHOD REASON PODS NOW NEW SAVES/HR SAVES/MONTH NODES. NOW and the savings are
+    // unknown; NEW is a real $0 (nothing is launched).
+    expect(row).toMatch(/delete\s+emptiness\s+Empty\s+0\s+\?\s+\$0\.0000\s+\?\s+\?\s+seoul-1$/);
   });
 
   it('a pool pinned to zones the catalog does not offer says so, not that nothing has room', () => {
