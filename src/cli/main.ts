@@ -10,6 +10,7 @@ import { parseFeatureGates } from '../core/featureGates.ts';
 import { defaultNodePool } from '../core/input/nodePools.ts';
 import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import { renderTable } from './table.ts';
+import { replayCommand } from './replay.ts';
 
 const USAGE = `usage: eks-consolidator plan [--cluster FILE] [--catalog FILE] [--config FILE] [--state FILE]
                             [--now ISO8601] [--format json|table] [--feature-gates NAME=BOOL,...]
@@ -17,7 +18,8 @@ const USAGE = `usage: eks-consolidator plan [--cluster FILE] [--catalog FILE] [-
 Runs one consolidation pass offline, as a dry run, and prints the plan.
 With none of --cluster/--catalog/--config it plans the embedded demo.
 Exit codes: 0 plan printed, 2 bad input (nothing written), 1 internal error,
-3 the --state file is in use by another run.`;
+3 the --state file is in use by another run.
+Also: eks-consolidator replay --help (pass after pass on a simulated cluster; what-if comparisons).`;
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -45,6 +47,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
+  if (command === 'replay') return replayCommand(rest, io);
   if (command !== 'plan') throw new InputError('', 'command', `unknown command "${command}"\n${USAGE}`);
   let values: Record<string, string | boolean | undefined>;
   try {
