@@ -14,7 +14,7 @@ import {
   type ReplayReport,
 } from '../../core/replay/report.ts';
 import type { SchedulerScoring } from '../../core/replay/scheduler.ts';
-import { REGRET_WINDOW_MS, World } from '../../core/replay/world.ts';
+import { World } from '../../core/replay/world.ts';
 import { formatTime } from '../../core/disruption/text.ts';
 import type { StateStore } from '../../core/state/ports.ts';
 import { recordAction } from '../../core/state/windows.ts';
@@ -132,10 +132,7 @@ async function replayConfig(input: ReplayInput, config: ReplayConfig, store: Sta
         ...(d.replacements[0] ? { replacement: d.replacements[0].instanceTypes[0] } : {}),
         savingsPerHour: d.savingsPerHour,
         podsEvicted: d.evictedPods.length,
-        regret: d.nodes.filter((n) => {
-          const launched = world.launchedAt.get(n);
-          return launched !== undefined && nowMs - launched < REGRET_WINDOW_MS;
-        }).length,
+        regret: world.regretOf(d.nodes),
       });
     }
     passes.push({

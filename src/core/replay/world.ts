@@ -46,7 +46,7 @@ export interface WorldCounters {
   podsEvicted: number;
   nodesDisrupted: number;
   nodesReplaced: number;
-  /** Disrupted nodes that had been launched less than REGRET_WINDOW_MS before. */
+  /** Disrupted nodes that a consolidation had launched as a replacement less than REGRET_WINDOW_MS before. */
   regret: number;
   nodesLaunchedForPending: number;
   replacementsLaunched: number;
@@ -76,6 +76,8 @@ export class World {
   private readonly readyAt = new Map<string, number>();
   /** Node name -> launch time (nodes launched during the replay). */
   readonly launchedAt = new Map<string, number>();
+  /** Replacements launched by a consolidation decision: name -> launch time (regret is counted on these). */
+  readonly replacementLaunchedAt = new Map<string, number>();
   /** Pod uid -> the launching node it waits for (the provisioner's nomination). */
   private readonly nominated = new Map<string, string>();
   private drains: Drain[] = [];
@@ -189,10 +191,7 @@ export class World {
    */
   carryOut(decisions: readonly Decision[]): void {
     for (const decision of decisions) {
-      for (const name of decision.nodes) {
-        const launched = this.launchedAt.get(name);
-        if (launched !== undefined && this.nowMs - launched < REGRET_WINDOW_MS) this.counters.regret += 1;
-      }
+      this.counters.regret += this.regretOf(decision.nodes);
       this.counters.nodesDisrupted += decision.nodes.length;
       if (decision.action === 'replace') this.counters.nodesReplaced += decision.nodes.length;
       const names = new Set(decision.nodes);
@@ -202,11 +201,24 @@ export class World {
         const spec = this.replacementSpec(replacement.instanceTypes, replacement.capacityType, replacement.zones, replacement.nodePool);
         if (!spec) continue;
         waitFor = this.launch(spec);
+        this.replacementLaunchedAt.set(waitFor, this.nowMs);
         this.counters.replacementsLaunched += 1;
       }
       this.drains.push({ nodes: decision.nodes, ...(waitFor ? { waitFor } : {}) });
     }
     this.settle();
+  }
+
+  /**
+   * How many of these nodes are replacements a consolidation launched less than REGRET_WINDOW_MS ago:
+   * the decision undoes a recent one (seed 003's cascade). Nodes launched for pending pods do not count:
+   * deleting those is the provisioner's churn, not consolidation's.
+   */
+  regretOf(nodeNames: readonly string[]): number {
+    return nodeNames.filter((name) => {
+      const launched = this.replacementLaunchedAt.get(name);
+      return launched !== undefined && this.nowMs - launched < REGRET_WINDOW_MS;
+    }).length;
   }
 
   private replacementSpec(instanceTypes: readonly string[], capacityType: CapacityType, zones: readonly string[], poolName: string): LaunchSpec | undefined {
