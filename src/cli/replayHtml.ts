@@ -51,7 +51,8 @@ function costChart(report: ReplayReport): string {
 
 function evictionChart(report: ReplayReport): string {
   const passes = report.passes;
-  const maxY = Math.max(1, ...report.configs.flatMap((c) => c.passes.map((p) => p.evictions)));
+  // A multiple of 4, so that the four grid lines fall on whole pod counts.
+  const maxY = Math.ceil(Math.max(1, ...report.configs.flatMap((c) => c.passes.map((p) => p.evictions))) / 4) * 4;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const plotW = WIDTH - PAD.left - PAD.right;
   const slot = plotW / Math.max(1, passes);
@@ -65,7 +66,7 @@ function evictionChart(report: ReplayReport): string {
       });
     return `<g class="series" data-config="${escapeHtml(c.name)}" fill="${COLORS[i % COLORS.length]}">${bars.join('')}</g>`;
   });
-  return `<svg id="evictions-chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="evictions per pass">${axes(maxY, passes, 'pods evicted', (n) => n.toFixed(n < 4 ? 1 : 0))}${series.join('')}</svg>`;
+  return `<svg id="evictions-chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="evictions per pass">${axes(maxY, passes, 'pods evicted', (n) => n.toFixed(0))}${series.join('')}</svg>`;
 }
 
 function legend(report: ReplayReport): string {
@@ -113,7 +114,7 @@ svg{width:100%;height:auto;background:#fafafa;border:1px solid #ddd}
 svg text{font-size:11px;fill:#555}svg .grid{stroke:#e4e4e4}
 path.series{fill:none;stroke-width:2}
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
-th:first-child,td:nth-child(5){text-align:left}tr.regret{background:#fdecea}
+th:first-child,table.timeline td:nth-child(5){text-align:left}tr.regret{background:#fdecea}
 .legend span{margin-right:16px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}
 .meta{color:#555}
 </style></head><body>
