@@ -1,6 +1,6 @@
 // `eks-consolidator replay ...`: pass after pass of the product on a simulated cluster, and what-if
 // comparisons of NodePool configs over the same timeline (issue 12). See README "Replay and what-if".
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ import { goDurationOrNull } from '../core/input/duration.ts';
 import { defaultNodePool } from '../core/input/nodePools.ts';
 import type { Cluster } from '../core/model/types.ts';
 import { parseChurn } from '../core/replay/churn.ts';
+import { orderDumps, recordedEvents, recordingChurn, timeFromFileName, type Dump } from '../core/replay/recording.ts';
 import type { ReplayReport } from '../core/replay/report.ts';
 import { SCHEDULER_SCORINGS, type SchedulerScoring } from '../core/replay/scheduler.ts';
 import type { CliIo } from './main.ts';
@@ -31,7 +32,9 @@ workload changes as --churn says, and the state is kept between passes as --stat
 --compare replays the same timeline under each NodePool config and prints one row per config.
 --churn: none, or NAME=VALUE,... with daily=0..1, peak=HOUR, jobs=N/h, jobLength=30m, jobCpu=500m,
 jobMemory=1Gi, restarts=N/h. Defaults: 288 passes of 5m (a day), launch delay 90s, least-allocated,
-no churn, seed 1, json on stdout. Without --cluster/--catalog/--config it replays the embedded demo.`;
+no churn, seed 1, json on stdout. Without --cluster/--catalog/--config it replays the embedded demo.
+--cluster DIR: a directory of dumps timed by their file names (2026-11-21T12-00-00Z.json ...): the
+first is the starting cluster, the pods arriving and leaving between them are the workload (no --churn).`;
 
 const DEFAULT_PASSES = 288;
 const MAX_PASSES = 100_000;
@@ -79,7 +82,6 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
 
   const format = values.format as string;
   if (format !== 'json' && format !== 'table' && format !== 'html') throw new InputError('', '--format', `"${format}" is not json, table or html`);
-  const passes = integer('--passes', (values.passes as string | undefined) ?? String(DEFAULT_PASSES), 1, MAX_PASSES);
   const seed = integer('--seed', values.seed as string, 0, 2 ** 31 - 1);
   const intervalMs = duration('--interval', values.interval as string, 1);
   const launchDelayMs = duration('--launch-delay', values['launch-delay'] as string, 0);
@@ -94,8 +96,11 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
   const catalogPath = (values.catalog as string | undefined) ?? bundledCatalogPath;
   const configPaths = compare.length > 0 ? compare : values.config !== undefined ? [values.config as string] : useDemo || values.cluster === undefined ? [demoNodePoolsPath] : [];
 
+  // A directory of timestamped dumps is a recording: its pod arrivals and departures are the workload.
+  const recording = (await stat(clusterPath).catch(() => undefined))?.isDirectory() ? await readRecording(clusterPath) : undefined;
+  if (recording && values.churn !== undefined) throw new InputError('', '--churn', 'a recording (--cluster DIR) brings its own workload changes; leave --churn out');
   const [cluster, catalog, ...poolSets] = await Promise.all([
-    readClusterFile(clusterPath),
+    recording ? Promise.resolve(recording[0]!.cluster) : readClusterFile(clusterPath),
     readCatalogFile(catalogPath),
     ...configPaths.map((path) => readNodePoolsFile(path)),
   ]);
@@ -103,12 +108,19 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
     configPaths.length === 0 ? [{ name: 'default', nodePools: [defaultNodePool()] }] : configPaths.map((path, i) => ({ name: configName(path, configPaths), nodePools: poolSets[i]! }));
 
   const nowText = values.now as string | undefined;
-  const startMs = nowText !== undefined ? Date.parse(nowText) : values.cluster === undefined ? DEMO_RECORDED_AT : latestTime(cluster, io.clock());
+  const startMs =
+    nowText !== undefined ? Date.parse(nowText) : recording ? recording[0]!.atMs : values.cluster === undefined ? DEMO_RECORDED_AT : latestTime(cluster, io.clock());
   if (Number.isNaN(startMs)) throw new InputError('', '--now', `"${nowText}" is not an ISO 8601 time`);
+  // A recording is replayed to its last dump unless --passes says otherwise.
+  const recordedPasses = recording ? Math.max(1, Math.ceil((recording[recording.length - 1]!.atMs - startMs) / intervalMs)) : undefined;
+  const passes = integer('--passes', (values.passes as string | undefined) ?? String(recordedPasses ?? DEFAULT_PASSES), 1, MAX_PASSES);
 
   const notes: string[] = [];
   if (values.cluster === undefined) notes.push('no --cluster: replaying the bundled sample cluster from its recording time');
-  const workload: WorkloadSource = { kind: 'synthetic', churn, text: churnText };
+  const workload: WorkloadSource = recording
+    ? { kind: 'recording', text: `recording of ${recording.length} dumps (${basename(clusterPath)})`, create: recordingChurn(recordedEvents(recording)) }
+    : { kind: 'synthetic', churn, text: churnText };
+  if (recording) notes.push(`recording: ${recording.length} dumps from ${recording[0]!.file} to ${recording[recording.length - 1]!.file}; pod arrivals and departures replayed, recorded nodes after the first dump ignored`);
 
   const dir = await mkdtemp(join(await scratchRoot(), 'eks-consolidator-replay-'));
   let report: ReplayReport;
@@ -177,4 +189,19 @@ function latestTime(cluster: Cluster, fallbackMs: number): number {
 async function scratchRoot(): Promise<string> {
   const shm = await stat('/dev/shm').catch(() => undefined);
   return shm?.isDirectory() ? '/dev/shm' : tmpdir();
+}
+
+/** The dumps of a recording directory (`*.json`, `*.yaml`, `*.yml`), each timed by its file name. */
+async function readRecording(dir: string): Promise<Dump[]> {
+  const names = (await readdir(dir)).filter((name) => /\.(json|ya?ml)$/.test(name)).sort();
+  if (names.length === 0) throw new InputError('', '', 'the recording directory has no .json or .yaml dump').inFile(dir);
+  const dumps = await Promise.all(
+    names.map(async (name) => {
+      const file = join(dir, name);
+      const atMs = timeFromFileName(name);
+      if (atMs === undefined) throw new InputError('', '', 'a dump of a recording needs its time in its file name, e.g. 2026-11-21T12-00-00Z.json').inFile(file);
+      return { file, atMs, cluster: await readClusterFile(file) };
+    }),
+  );
+  return orderDumps(dumps);
 }

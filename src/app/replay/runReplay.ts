@@ -140,6 +140,7 @@ async function replayConfig(input: ReplayInput, config: ReplayConfig, store: Sta
       at: formatTime(nowMs),
       costPerHour: money(costPerHour),
       nodes: world.nodeCount(),
+      pods: snapshot.pods.filter((p) => !p.isDaemonSetPod && !p.isMirrorPod && p.phase !== 'Succeeded' && p.phase !== 'Failed').length,
       pendingPods: world.pendingCount(),
       evictions: planned.reduce((sum, d) => sum + d.evictedPods.length, 0),
       decisions: planned.length,

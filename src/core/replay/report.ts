@@ -9,6 +9,8 @@ export interface ReplayPassRow {
   /** Price per hour of every node running or launching when the pass ran. */
   readonly costPerHour: number;
   readonly nodes: number;
+  /** Workload pods (not daemonset or mirror pods, not finished), bound or pending. */
+  readonly pods: number;
   readonly pendingPods: number;
   /** Pods the pass's decisions evict. */
   readonly evictions: number;
