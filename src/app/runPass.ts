@@ -23,6 +23,7 @@ import { planAroundInFlight } from '../core/disruption/inFlight.ts';
 import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
 import { parseDetail } from './act/commandDetail.ts';
+import { ledgerEntryFor } from '../core/state/ledger.ts';
 
 export interface PassDependencies {
   readonly readCluster: () => Promise<Cluster>;
@@ -57,6 +58,11 @@ export interface PassSettings {
   readonly karpenterPresence?: KarpenterPresence;
   /** The NodePools are read from the cluster's API (so Karpenter's CRD is installed). */
   readonly nodePoolsFromCluster?: boolean;
+  /**
+   * Record the pass in the store's ledger (issue 12), when the store keeps one. Default: for real passes
+   * (not dry runs). The replay turns it off: its passes are simulated.
+   */
+  readonly ledger?: boolean;
 }
 
 export interface PassResult {
@@ -213,8 +219,16 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
+    let built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
+    if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {
+      // Bookkeeping only: a ledger that cannot be written does not fail the pass, it says so.
+      try {
+        await store.appendLedger(ledgerEntryFor({ plan: built, cluster, catalog, commands: previous.commands, nowMs }));
+      } catch (error) {
+        built = { ...built, notes: [...(built.notes ?? []), `the ledger entry of this pass was not written: ${(error as Error).message}`] };
+      }
+    }
     return { plan: built, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
   }
 }

@@ -118,7 +118,7 @@ async function replayConfig(input: ReplayInput, config: ReplayConfig, store: Sta
     // this product is the only consolidator), its state kept in the store between passes.
     const result = await runPass(
       { readCluster: async () => snapshot, loadCatalog: async () => ({ catalog: input.catalog, warnings: [] }), loadNodePools: async () => config.nodePools, state: store },
-      { nowMs, gates: input.gates, dryRun: false, persistState: true, scope: 'all', owner: OWNER, leaseTtlMs: LEASE_TTL_MS, karpenterPresence: 'absent' },
+      { nowMs, gates: input.gates, dryRun: false, persistState: true, scope: 'all', owner: OWNER, leaseTtlMs: LEASE_TTL_MS, karpenterPresence: 'absent', ledger: false },
     );
     if (!result.leaseAcquired) throw new Error(`replay of ${config.name}: the state store's lease is held by another run`);
     const planned = result.plan.decisions;
