@@ -14,6 +14,7 @@ import { goDurationOrNull } from '../core/input/duration.ts';
 import { defaultNodePool } from '../core/input/nodePools.ts';
 import type { Cluster } from '../core/model/types.ts';
 import { parseChurn } from '../core/replay/churn.ts';
+import { reportFromLedger } from '../core/replay/fromLedger.ts';
 import { orderDumps, recordedEvents, recordingChurn, timeFromFileName, type Dump } from '../core/replay/recording.ts';
 import type { ReplayReport } from '../core/replay/report.ts';
 import { SCHEDULER_SCORINGS, type SchedulerScoring } from '../core/replay/scheduler.ts';
@@ -25,6 +26,7 @@ export const REPLAY_USAGE = `usage: eks-consolidator replay [--cluster FILE] [--
                               [--passes N] [--interval 5m] [--launch-delay 90s] [--now ISO8601]
                               [--scheduler least-allocated|most-allocated] [--churn SPEC] [--seed N]
                               [--feature-gates NAME=BOOL,...] [--format json|table|html] [--out FILE]
+       eks-consolidator replay --from-ledger STATE_FILE [--format json|table|html] [--out FILE]
 
 Runs the consolidation pass after pass on a simulated cluster: decisions are carried out (replacements
 join after the launch delay, evicted pods are recreated and scheduled, pending pods get new nodes), the
@@ -34,7 +36,9 @@ workload changes as --churn says, and the state is kept between passes as --stat
 jobMemory=1Gi, restarts=N/h. Defaults: 288 passes of 5m (a day), launch delay 90s, least-allocated,
 no churn, seed 1, json on stdout. Without --cluster/--catalog/--config it replays the embedded demo.
 --cluster DIR: a directory of dumps timed by their file names (2026-11-21T12-00-00Z.json ...): the
-first is the starting cluster, the pods arriving and leaving between them are the workload (no --churn).`;
+first is the starting cluster, the pods arriving and leaving between them are the workload (no --churn).
+--from-ledger FILE: shows the real passes a state file's ledger recorded (planned and realised savings,
+re-replaced nodes) in the same formats; no simulation.`;
 
 const DEFAULT_PASSES = 288;
 const MAX_PASSES = 100_000;
@@ -60,6 +64,7 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
         'feature-gates': { type: 'string' },
         format: { type: 'string', default: 'json' },
         out: { type: 'string' },
+        'from-ledger': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -82,6 +87,16 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
 
   const format = values.format as string;
   if (format !== 'json' && format !== 'table' && format !== 'html') throw new InputError('', '--format', `"${format}" is not json, table or html`);
+  const ledgerPath = values['from-ledger'] as string | undefined;
+  if (ledgerPath !== undefined) {
+    const simulated = ['cluster', 'catalog', 'config', 'compare', 'passes', 'churn', 'now'].filter((flag) => values[flag] !== undefined);
+    if (simulated.length > 0) throw new InputError('', '--from-ledger', `shows recorded passes; leave out --${simulated.join(', --')}`);
+    if (!(await stat(ledgerPath).catch(() => undefined))?.isFile()) throw new InputError('', '', 'no such state file').inFile(ledgerPath);
+    const entries = await new FileStateStore(ledgerPath).listLedger();
+    if (entries.length === 0) throw new InputError('', 'ledger', 'the state file has no ledger entries (only real passes record them)').inFile(ledgerPath);
+    await emit(reportFromLedger(entries, basename(ledgerPath).replace(/\.json$/, '')), format, values.out as string | undefined, io);
+    return 0;
+  }
   const seed = integer('--seed', values.seed as string, 0, 2 ** 31 - 1);
   const intervalMs = duration('--interval', values.interval as string, 1);
   const launchDelayMs = duration('--launch-delay', values['launch-delay'] as string, 0);
@@ -145,14 +160,17 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
     await rm(dir, { recursive: true, force: true });
   }
 
+  await emit(report, format, values.out as string | undefined, io);
+  return 0;
+}
+
+async function emit(report: ReplayReport, format: string, out: string | undefined, io: CliIo): Promise<void> {
   const text = format === 'table' ? renderReplayTable(report) : format === 'html' ? renderReplayHtml(report) : `${JSON.stringify(report, null, 2)}\n`;
-  const out = values.out as string | undefined;
   if (out === undefined) io.stdout(text);
   else {
     await writeFile(out, text);
     io.stderr(`eks-consolidator: replay written to ${out}\n`);
   }
-  return 0;
 }
 
 function integer(flag: string, text: string, min: number, max: number): number {
