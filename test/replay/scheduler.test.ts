@@ -47,4 +47,17 @@ describe('schedulePending', () => {
     expect(run(7)).toEqual(run(7));
     expect(new Set(run(7)).size).toBe(1); // most-allocated keeps filling the node it chose
   });
+
+  it.each([
+    ['hostname', 'kubernetes.io/hostname', ['b']],
+    ['zone', 'topology.kubernetes.io/zone', ['c']],
+  ])('honours required pod anti-affinity across the %s', (_name, topologyKey, expected) => {
+    // "c" is twice the size, so most-allocated scores "b" above it when both are open.
+    const nodes = [node({ name: 'a', zone: 'us-east-1a' }), node({ name: 'b', zone: 'us-east-1a' }), node({ name: 'c', zone: 'us-east-1b', allocatable: { cpu: 3860, memory: 14 * Gi, pods: 58 } })];
+    const web = on('a', pod({ labels: { app: 'web' }, requests: { cpu: 1500, memory: Mi } }));
+    const next = pendingPod({ labels: { app: 'web' }, podAntiAffinity: [{ labelSelector: { matchLabels: { app: 'web' } }, namespaces: [], topologyKey }] });
+    // most-allocated would pick "a" (the fullest); the anti-affinity rules it out (and "b" too, by zone).
+    const bindings = schedulePending(nodes, [...web, next], 'most-allocated', seededRandom(1));
+    expect(bindings.map((b) => b.nodeName)).toEqual(expected);
+  });
 });

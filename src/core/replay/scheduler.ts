@@ -5,9 +5,12 @@
 // room left after the pod, averaged over cpu and memory; `most-allocated` the fullest. Ties are broken at
 // random, as kube-scheduler does, from the replay's seeded source.
 //
-// Not modelled: inter-pod affinity / anti-affinity, topology spread and host ports (the consolidation
-// pass itself honours them; this only decides where recreated and new pods land in the replay).
+// Required pod anti-affinity is honoured (a pod does not land in a topology domain, such as a hostname or
+// a zone, that holds a pod its terms select). Not modelled: required pod affinity, topology spread,
+// host ports, namespace selectors (the consolidation pass itself honours them all; this only decides
+// where recreated and new pods land in the replay).
 import { LabelKeys, type Node, type Pod } from '../model/types.ts';
+import { matchesSelector } from '../scheduling/labelSelector.ts';
 import { labelsMatchAlternatives, nodeConstraintAlternatives } from '../scheduling/nodeAffinity.ts';
 import { firstUntoleratedTaint } from '../scheduling/taints.ts';
 import type { Random } from './random.ts';
@@ -21,6 +24,29 @@ interface NodeRoom {
   cpu: number;
   memory: number;
   pods: number;
+  /** The active pods bound to the node (for anti-affinity). */
+  readonly bound: Pod[];
+}
+
+const labelsOf = (node: Node): Record<string, string> => ({
+  ...node.labels,
+  [LabelKeys.hostname]: node.labels[LabelKeys.hostname] ?? node.name,
+  ...(node.zone !== undefined && node.labels[LabelKeys.zone] === undefined ? { [LabelKeys.zone]: node.zone } : {}),
+});
+
+/** True when placing `pod` on `room`'s node breaks one of its required anti-affinity terms. */
+function antiAffinityViolated(pod: Pod, room: NodeRoom, rooms: ReadonlyMap<string, NodeRoom>): boolean {
+  for (const term of pod.podAntiAffinity) {
+    if (term.namespaceSelector !== undefined) continue;
+    const domain = labelsOf(room.node)[term.topologyKey];
+    if (domain === undefined) continue;
+    const namespaces = term.namespaces.length > 0 ? term.namespaces : [pod.namespace];
+    for (const other of rooms.values()) {
+      if (labelsOf(other.node)[term.topologyKey] !== domain) continue;
+      if (other.bound.some((p) => namespaces.includes(p.namespace) && term.labelSelector !== undefined && matchesSelector(term.labelSelector, p.labels))) return true;
+    }
+  }
+  return false;
 }
 
 const isActive = (pod: Pod): boolean => pod.phase !== 'Succeeded' && pod.phase !== 'Failed';
@@ -44,6 +70,7 @@ function roomOf(nodes: readonly Node[], pods: readonly Pod[]): Map<string, NodeR
       cpu: node.allocatable['cpu'] ?? 0,
       memory: node.allocatable['memory'] ?? 0,
       pods: node.allocatable['pods'] ?? 110,
+      bound: [],
     });
   }
   for (const pod of pods) {
@@ -53,11 +80,12 @@ function roomOf(nodes: readonly Node[], pods: readonly Pod[]): Map<string, NodeR
     room.cpu -= pod.requests['cpu'] ?? 0;
     room.memory -= pod.requests['memory'] ?? 0;
     room.pods -= 1;
+    room.bound.push(pod);
   }
   return rooms;
 }
 
-function feasible(pod: Pod, room: NodeRoom): boolean {
+function feasible(pod: Pod, room: NodeRoom, rooms: ReadonlyMap<string, NodeRoom>): boolean {
   const cpu = pod.requests['cpu'] ?? 0;
   const memory = pod.requests['memory'] ?? 0;
   if (room.cpu < cpu || room.memory < memory || room.pods < 1) return false;
@@ -66,7 +94,7 @@ function feasible(pod: Pod, room: NodeRoom): boolean {
   const labels = { ...node.labels, [LabelKeys.hostname]: node.labels[LabelKeys.hostname] ?? node.name };
   if (!labelsMatchAlternatives(labels, nodeConstraintAlternatives(pod))) return false;
   if (pod.volumeZones && (node.zone === undefined || !pod.volumeZones.includes(node.zone))) return false;
-  return true;
+  return pod.podAntiAffinity.length === 0 || !antiAffinityViolated(pod, room, rooms);
 }
 
 /** NodeResourcesFit's score (0..100) of a node for a pod, after placing it. */
@@ -99,7 +127,7 @@ export function schedulePending(nodes: readonly Node[], pods: readonly Pod[], sc
     let best: NodeRoom[] = [];
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const room of rooms.values()) {
-      if (!feasible(pod, room)) continue;
+      if (!feasible(pod, room, rooms)) continue;
       const s = score(pod, room, scoring);
       if (s > bestScore) {
         best = [room];
@@ -111,6 +139,7 @@ export function schedulePending(nodes: readonly Node[], pods: readonly Pod[], sc
     chosen.cpu -= pod.requests['cpu'] ?? 0;
     chosen.memory -= pod.requests['memory'] ?? 0;
     chosen.pods -= 1;
+    chosen.bound.push(pod);
     bindings.push({ podUid: pod.uid, nodeName: chosen.node.name });
   }
   return bindings;
