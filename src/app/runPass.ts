@@ -224,7 +224,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {
       // Bookkeeping only: a ledger that cannot be written does not fail the pass, it says so.
       try {
-        await store.appendLedger(ledgerEntryFor({ plan: built, cluster, catalog, commands: previous.commands, nowMs }));
+        await store.appendLedger(ledgerEntryFor({ plan: built, cluster, catalog, commands: previous.commands, nowMs, ...(previous.cluster.lastSearchAt === undefined ? {} : { finishedAfterMs: previous.cluster.lastSearchAt }) }));
       } catch (error) {
         built = { ...built, notes: [...(built.notes ?? []), `the ledger entry of this pass was not written: ${(error as Error).message}`] };
       }

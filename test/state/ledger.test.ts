@@ -198,3 +198,21 @@ describe('reportFromLedger and replay --from-ledger', () => {
     }
   });
 });
+
+describe('ledgerEntryFor, finished commands', () => {
+  it.each([
+    // The command finished at T0 - 20m.
+    ['that finished after the previous search', T0 - minutes(30), 1],
+    ['that finished before the previous search (already reported)', T0 - minutes(10), 0],
+  ])('reports a command %s', (_name, finishedAfterMs, count) => {
+    const entry = ledgerEntryFor({
+      plan: plan([]),
+      cluster: cluster({ nodes: [node({ name: 'fresh', createdAt: T0 - minutes(40) })] }),
+      catalog: m5Catalog(),
+      commands: [command({ updatedAt: T0 - minutes(20) })],
+      nowMs: T0,
+      finishedAfterMs,
+    });
+    expect(entry.realised).toHaveLength(count);
+  });
+});

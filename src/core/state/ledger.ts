@@ -53,7 +53,19 @@ export interface LedgerEntry {
 }
 
 /** The ledger entry of a real pass, from what it saw and decided. */
-export function ledgerEntryFor(input: { readonly plan: Plan; readonly cluster: Cluster; readonly catalog: Catalog; readonly commands: readonly DisruptionCommand[]; readonly nowMs: number }): LedgerEntry {
+export function ledgerEntryFor(input: {
+  readonly plan: Plan;
+  readonly cluster: Cluster;
+  readonly catalog: Catalog;
+  readonly commands: readonly DisruptionCommand[];
+  readonly nowMs: number;
+  /**
+   * Only commands updated after this time are reported as realised (finished commands are kept for days:
+   * without it every entry would repeat them). The pass gives its previous search time, so a command is
+   * reported by the first pass after it finished (a skipped pass may report it twice; readers dedupe).
+   */
+  readonly finishedAfterMs?: number;
+}): LedgerEntry {
   const prices = indexCatalog(input.catalog);
   const nodesByName = new Map(input.cluster.nodes.map((n) => [n.name, n]));
   const workload = input.cluster.pods.filter((p) => !p.isDaemonSetPod && !p.isMirrorPod && p.phase !== 'Succeeded' && p.phase !== 'Failed');
@@ -63,6 +75,7 @@ export function ledgerEntryFor(input: { readonly plan: Plan; readonly cluster: C
   const realised: LedgerRealised[] = [];
   for (const cmd of input.commands) {
     if (cmd.step !== 'done' || !cmd.replacementNodeName || !cmd.replacement) continue;
+    if (input.finishedAfterMs !== undefined && cmd.updatedAt <= input.finishedAfterMs) continue;
     const node = nodesByName.get(cmd.replacementNodeName);
     const price = node ? nodePricePerHour(node, prices) : undefined;
     if (price === undefined) continue;
