@@ -2,7 +2,7 @@
 // at $0.080/h. Without a threshold the pass swaps nodes for 0.6 cents an hour and its replacements are
 // disrupted again within 30 minutes (the cascade); with consolidationSavingsThresholdCents 1 it never
 // swaps for so little and nothing it launched is undone.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,17 @@ describe('seed 003 replayed over a day', () => {
       expect(c.passes).toHaveLength(288);
       expect(c.summary.savingsDollars).toBeCloseTo(report.baseline.totalCostDollars - c.summary.totalCostDollars, 3);
       expect(c.summary.podsEvicted).toBe(c.passes.reduce((sum, p) => sum + p.evictions, 0));
+    }
+  });
+
+  it('matches the table in the README', () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    for (const [label, name] of [['threshold 0', 'threshold-0'], ['threshold 1', 'threshold-1']] as const) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| ${label} |`));
+      expect(row, `README row for ${label}`).toBeDefined();
+      const cells = row!.split('|').slice(2, -1).map((cell) => Number(cell.trim()));
+      const s = config(name).summary;
+      expect(cells).toEqual([s.endCostPerHour, s.averageCostPerHour, Math.round(s.savingsDollars * 100) / 100, s.podsEvicted, s.nodesDisrupted, s.nodesReplaced, s.regret, s.pendingPodMinutes]);
     }
   });
 });
