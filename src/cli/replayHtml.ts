@@ -124,7 +124,7 @@ Baseline without consolidation: $${report.baseline.totalCostDollars.toFixed(2)} 
 ${report.notes.map((n) => `<p class="meta">note: ${escapeHtml(n)}</p>`).join('')}
 <h2>Summary</h2>
 ${summaryTable(report)}
-<p class="meta">Regret: nodes disrupted again within 30 minutes of their launch. Saved: against the baseline.</p>
+<p class="meta">Regret: replacements disrupted again within 30 minutes of their launch. Saved: against the baseline.</p>
 <h2>Cost per hour at each pass</h2>
 ${legend(report)}
 ${costChart(report)}

@@ -41,7 +41,7 @@ export function renderReplayTable(report: ReplayReport): string {
   );
   out.push('');
   out.push(columns(summaryRows(report)));
-  out.push('REGRET: nodes disrupted again within 30 minutes of their launch. SAVED: against the baseline.');
+  out.push('REGRET: replacements disrupted again within 30 minutes of their launch. SAVED: against the baseline.');
   for (const c of report.configs) {
     out.push('');
     if (c.decisions.length === 0) {
