@@ -24,6 +24,7 @@ import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/c
 import { createSimulator } from '../core/scheduling/simulator.ts';
 import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
 import { parseDetail } from './act/commandDetail.ts';
+import { ledgerEntryFor } from '../core/state/ledger.ts';
 
 export interface PassDependencies {
   readonly readCluster: () => Promise<Cluster>;
@@ -58,6 +59,11 @@ export interface PassSettings {
   readonly karpenterPresence?: KarpenterPresence;
   /** The NodePools are read from the cluster's API (so Karpenter's CRD is installed). */
   readonly nodePoolsFromCluster?: boolean;
+  /**
+   * Record the pass in the store's ledger (issue 12), when the store keeps one. Default: for real passes
+   * (not dry runs). The replay turns it off: its passes are simulated.
+   */
+  readonly ledger?: boolean;
 }
 
 export interface PassResult {
@@ -220,8 +226,16 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, pods: cluster.pods });
+    let built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, pods: cluster.pods });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
+    if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {
+      // Bookkeeping only: a ledger that cannot be written does not fail the pass, it says so.
+      try {
+        await store.appendLedger(ledgerEntryFor({ plan: built, cluster, catalog, commands: previous.commands, nowMs, ...(previous.cluster.lastSearchAt === undefined ? {} : { finishedAfterMs: previous.cluster.lastSearchAt }) }));
+      } catch (error) {
+        built = { ...built, notes: [...(built.notes ?? []), `the ledger entry of this pass was not written: ${(error as Error).message}`] };
+      }
+    }
     return { plan: built, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
   }
 }

@@ -14,11 +14,13 @@ import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import { readClusterStdin, STDIN } from './stdin.ts';
 import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH, renderTable } from './table.ts';
 import { packageVersion } from './version.ts';
+import { replayCommand } from './replay.ts';
 
 const USAGE = `usage: eks-consolidator plan [CLUSTER_FILE | -] [--cluster FILE] [--catalog FILE] [--config FILE]
                              [--state FILE] [--now ISO8601] [-o, --format json|table|wide]
                              [--wide] [--show-moves] [--color auto|always|never]
                              [--feature-gates NAME=BOOL,...]
+       eks-consolidator replay [options]       (eks-consolidator replay --help)
        eks-consolidator --help | --version`;
 
 const HELP = `${USAGE}
@@ -67,7 +69,9 @@ Exit codes:
   0  a plan was printed (also when it is empty)
   1  internal error
   2  bad input: the message names the file, the object and the field; nothing was written
-  3  the --state file is in use by another run (waited; nothing was planned or written)`;
+  3  the --state file is in use by another run (waited; nothing was planned or written)
+
+Also: eks-consolidator replay --help (pass after pass on a simulated cluster; what-if comparisons).`;
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -108,6 +112,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     io.stdout(`eks-consolidator ${packageVersion()}\n`);
     return 0;
   }
+  if (command === 'replay') return replayCommand(rest, io);
   if (command !== 'plan') throw new InputError('', 'command', `unknown command "${command}"\n${USAGE}`);
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];

@@ -80,6 +80,22 @@ export class TypeCatalog {
   }
 }
 
+const typeCatalogs = new WeakMap<Catalog, TypeCatalog>();
+
+/**
+ * The TypeCatalog of a catalog, built once per catalog object: it depends on nothing else and is never
+ * changed after construction, and callers that simulate many times on one catalog (each pass, the
+ * replay's provisioner) would otherwise redo the labels of every instance type each time.
+ */
+export function typeCatalogOf(catalog: Catalog): TypeCatalog {
+  let cached = typeCatalogs.get(catalog);
+  if (!cached) {
+    cached = new TypeCatalog(catalog);
+    typeCatalogs.set(catalog, cached);
+  }
+  return cached;
+}
+
 export function compareOfferings(a: Offering, b: Offering): number {
   return (
     a.pricePerHour - b.pricePerHour ||

@@ -16,7 +16,7 @@ import { CallState, type NodeDelta } from './callState.ts';
 import { prepareDaemonSets } from './daemonSetOverhead.ts';
 import { buildCpuOrder, buildExistingNodes, firstWithCpu, isTerminal, type ExistingNode } from './existingNodes.ts';
 import { firstPortConflict, formatPort } from './hostPorts.ts';
-import { TypeCatalog } from './instanceTypes.ts';
+import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
 import { labelsMatchAlternatives } from './nodeAffinity.ts';
 import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
@@ -56,7 +56,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
   const nodeLabels = nodes.map((n) => n.labels);
   const index = new PodIndex(counted, nodeLabels);
   const namespaces = new Namespaces(cluster.namespaces);
-  const catalog = new TypeCatalog(input.catalog);
+  const catalog = typeCatalogOf(input.catalog);
   const pools = buildPools(input.nodePools, catalog, prepareDaemonSets(cluster.daemonSets), nodes);
   const { groups } = buildAntiGroups(index, namespaces);
   const cpuOrder = buildCpuOrder(nodes);
