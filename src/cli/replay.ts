@@ -18,6 +18,7 @@ import { reportFromLedger } from '../core/replay/fromLedger.ts';
 import { orderDumps, recordedEvents, recordingChurn, timeFromFileName, type Dump } from '../core/replay/recording.ts';
 import type { ReplayReport } from '../core/replay/report.ts';
 import { SCHEDULER_SCORINGS, type SchedulerScoring } from '../core/replay/scheduler.ts';
+import { readLedger } from './ledgerSource.ts';
 import type { CliIo } from './main.ts';
 import { renderReplayHtml } from './replayHtml.ts';
 import { renderReplayTable } from './replayTable.ts';
@@ -26,7 +27,7 @@ export const REPLAY_USAGE = `usage: eks-consolidator replay [--cluster FILE] [--
                               [--passes N] [--interval 5m] [--launch-delay 90s] [--now ISO8601]
                               [--scheduler least-allocated|most-allocated] [--churn SPEC] [--seed N]
                               [--feature-gates NAME=BOOL,...] [--format json|table|html] [--out FILE]
-       eks-consolidator replay --from-ledger STATE_FILE [--format json|table|html] [--out FILE]
+       eks-consolidator replay --from-ledger STATE_FILE|dynamodb://TABLE/CLUSTER [--format json|table|html] [--out FILE]
 
 Runs the consolidation pass after pass on a simulated cluster: decisions are carried out (replacements
 join after the launch delay, evicted pods are recreated and scheduled, pending pods get new nodes), the
@@ -38,7 +39,8 @@ no churn, seed 1, json on stdout. Without --cluster/--catalog/--config it replay
 --cluster DIR: a directory of dumps timed by their file names (2026-11-21T12-00-00Z.json ...): the
 first is the starting cluster, the pods arriving and leaving between them are the workload (no --churn).
 --from-ledger FILE: shows the real passes a state file's ledger recorded (planned and realised savings,
-re-replaced nodes) in the same formats; no simulation.`;
+re-replaced nodes) in the same formats; no simulation. dynamodb://TABLE/CLUSTER reads the Lambda's
+ledger from its state table instead (your AWS credentials and region; read only).`;
 
 const DEFAULT_PASSES = 288;
 const MAX_PASSES = 100_000;
@@ -91,10 +93,8 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
   if (ledgerPath !== undefined) {
     const simulated = ['cluster', 'catalog', 'config', 'compare', 'passes', 'churn', 'now'].filter((flag) => values[flag] !== undefined);
     if (simulated.length > 0) throw new InputError('', '--from-ledger', `shows recorded passes; leave out --${simulated.join(', --')}`);
-    if (!(await stat(ledgerPath).catch(() => undefined))?.isFile()) throw new InputError('', '', 'no such state file').inFile(ledgerPath);
-    const entries = await new FileStateStore(ledgerPath).listLedger();
-    if (entries.length === 0) throw new InputError('', 'ledger', 'the state file has no ledger entries (only real passes record them)').inFile(ledgerPath);
-    await emit(reportFromLedger(entries, basename(ledgerPath).replace(/\.json$/, '')), format, values.out as string | undefined, io);
+    const { entries, label } = await readLedger(ledgerPath);
+    await emit(reportFromLedger([...entries], label), format, values.out as string | undefined, io);
     return 0;
   }
   const seed = integer('--seed', values.seed as string, 0, 2 ** 31 - 1);

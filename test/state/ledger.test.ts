@@ -1,6 +1,6 @@
 // The ledger (issue 12 item 5): what a real pass records, how both stores keep it, and `replay
 // --from-ledger` reading it back.
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -196,6 +196,42 @@ describe('reportFromLedger and replay --from-ledger', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('replay --from-ledger dynamodb://TABLE/CLUSTER', () => {
+  let local: LocalDynamo;
+  beforeAll(async () => {
+    local = await startDynalite();
+  });
+  afterAll(() => local.stop());
+
+  it("reads the Lambda's ledger from its state table, one cluster's entries, and refuses a cluster without any", async () => {
+    const tableName = uniqueTableName('ledger-cli');
+    await createStateTable(local.client, tableName);
+    const prod = new DynamoStateStore({ client: local.client, tableName, clusterName: 'prod', clock: () => T0 });
+    const entries = [entryAt(T0, { clusterCostPerHour: 1 }), entryAt(T0 + minutes(5), { clusterCostPerHour: 0.75 })];
+    for (const entry of entries) await prod.appendLedger(entry);
+    await new DynamoStateStore({ client: local.client, tableName, clusterName: 'staging', clock: () => T0 }).appendLedger(entryAt(T0, { clusterCostPerHour: 9 }));
+    const bin = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
+    const env = { ...process.env, AWS_ENDPOINT_URL_DYNAMODB: local.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' };
+    // dynalite runs in this process: the CLI must be run without blocking it (no spawnSync).
+    const cli = (args: string[]) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 60_000, env }, (error, stdout, stderr) =>
+          resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+        );
+      });
+    const json = await cli(['replay', '--from-ledger', `dynamodb://${tableName}/prod`]);
+    expect(json.stderr).toBe('');
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify(reportFromLedger(entries, 'prod'))));
+    const none = await cli(['replay', '--from-ledger', `dynamodb://${tableName}/dev`]);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain(`table ${tableName} has no ledger entries for cluster dev`);
+    const bad = await cli(['replay', '--from-ledger', 'dynamodb://only-a-table']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('is not dynamodb://TABLE/CLUSTER');
   });
 });
 
