@@ -30,8 +30,8 @@ function ensureChromium(): string | undefined {
   const aptGet = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
   if (!root || !aptGet) return `${CHROMIUM} is absent and cannot be installed here (${root ? 'no apt-get' : 'not root'}): install the Debian package chromium to run this test`;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env, timeout: 300_000 });
-  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', env, timeout: 600_000 });
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env, timeout: 120_000 });
+  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', env, timeout: 240_000 });
   return existsSync(CHROMIUM) ? undefined : `apt-get install chromium failed (exit ${install.status}): skipping the browser test`;
 }
 
