@@ -4,7 +4,7 @@ import type { FeatureGates } from '../featureGates.ts';
 import type { PlannedReplacement } from '../plan.ts';
 import type { NewNodeOption, NewNodePlan } from '../scheduling/types.ts';
 import type { Candidate } from './candidates.ts';
-import { cheapestPricePerHour, restrictCapacityType, roundMoney, worstPricePerHour } from './prices.ts';
+import { cheapestPricePerHour, launchCapacityType, launchPricePerHour, restrictCapacityType, roundMoney } from './prices.ts';
 import { describeBlocked, requiredSavingsCents } from './savingsThreshold.ts';
 import { dollars } from './text.ts';
 
@@ -17,11 +17,12 @@ export type ReplacementChoice =
 
 interface PricedOption {
   readonly option: NewNodeOption;
+  /** The worst price of the capacity type the launch would use (prices.ts `launchPricePerHour`). */
   readonly worstPricePerHour: number;
 }
 
 const priced = (options: readonly NewNodeOption[]): PricedOption[] =>
-  options.map((option) => ({ option, worstPricePerHour: worstPricePerHour(option.offerings) }));
+  options.map((option) => ({ option, worstPricePerHour: launchPricePerHour(option.offerings) }));
 
 /**
  * Picks the instance types a replacement may launch as, or says why none will do.
@@ -41,18 +42,18 @@ export function chooseReplacement(
   let pool = [...newNode.options];
   const allSpot = candidates.every((c) => c.node.capacityType === 'spot');
   if (allSpot) {
-    // Spot nodes are only ever swapped for spot, single-node, behind the gate (Karpenter's rules).
+    // Spot nodes are only ever swapped for spot, behind the gate (Karpenter's rules). A merge of several
+    // spot nodes may go spot-to-spot too; only the single-node swap needs the type flexibility below.
     if (!gates.spotToSpotConsolidation) {
       return { ok: false, reason: 'replacing a spot node with a cheaper spot node needs the SpotToSpotConsolidation feature gate' };
     }
-    if (candidates.length > 1) return { ok: false, reason: 'spot-to-spot consolidation only replaces one node at a time' };
     pool = restrictCapacityType(pool, 'spot');
   }
 
   if (options.sameTypeGuard) {
     for (const c of candidates) {
       const sameType = (o: NewNodeOption) => o.instanceType.name === c.node.instanceType;
-      pool = pool.filter((o) => !sameType(o) || worstPricePerHour(o.offerings) < (c.pricePerHour ?? 0));
+      pool = pool.filter((o) => !sameType(o) || launchPricePerHour(o.offerings) < (c.pricePerHour ?? 0));
     }
   }
 
@@ -75,7 +76,7 @@ export function chooseReplacement(
   }
 
   let chosen = worthIt.map((p) => p.option);
-  if (allSpot) {
+  if (allSpot && candidates.length === 1) {
     if (chosen.length < SPOT_TO_SPOT_MIN_TYPES) {
       return {
         ok: false,
@@ -83,9 +84,10 @@ export function chooseReplacement(
       };
     }
     chosen = [...chosen].sort(byCheapest).slice(0, SPOT_TO_SPOT_MIN_TYPES);
-  } else if (chosen.some((o) => o.offerings.some((f) => f.capacityType === 'spot'))) {
-    // The types were judged cheaper assuming spot may be used; if spot capacity runs out the launch must
-    // fail rather than fall back to a dearer on-demand node, so a mixed replacement is pinned to spot.
+  }
+  if (chosen.some((o) => launchCapacityType(o.offerings) === 'spot')) {
+    // The types were judged by their spot price; if spot capacity runs out the launch must fail rather
+    // than fall back to a dearer on-demand node, so a replacement that may be spot is pinned to spot.
     chosen = restrictCapacityType(chosen, 'spot');
   }
   chosen = [...chosen].sort(byCheapest);
@@ -98,7 +100,7 @@ export function chooseReplacement(
     zones: [...new Set(offerings.map((o) => o.zone))].sort(),
     pricePerHour: roundMoney(cheapestPricePerHour(offerings)),
     nodePool: newNode.nodePool,
-    worstPricePerHour: roundMoney(Math.max(...chosen.map((o) => worstPricePerHour(o.offerings)))),
+    worstPricePerHour: roundMoney(Math.max(...chosen.map((o) => launchPricePerHour(o.offerings)))),
   };
   return { ok: true, replacement, options: chosen };
 }
