@@ -33,6 +33,13 @@ export interface Decision {
   readonly podDestinations?: Readonly<Record<string, string>>;
   /** Extension: a sentence a person can read. */
   readonly summary?: string;
+  /** Extension: set for a move Karpenter's methods cannot make (issue 11): m nodes into up to n new ones. */
+  readonly move?: 'm-to-n';
+  /**
+   * Extension: why the actuator will not carry this decision out (it is shown, not acted on), e.g. a
+   * move with more than one replacement, which one command cannot launch safely.
+   */
+  readonly dryRunOnly?: string;
 }
 
 export interface PlanNode {

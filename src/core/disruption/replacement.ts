@@ -108,3 +108,76 @@ export function chooseReplacement(
 function byCheapest(a: NewNodeOption, b: NewNodeOption): number {
   return a.cheapestPricePerHour - b.cheapestPricePerHour || a.instanceType.name.localeCompare(b.instanceType.name);
 }
+
+export type ReplacementsChoice =
+  | { readonly ok: true; readonly replacements: readonly PlannedReplacement[] }
+  | { readonly ok: false; readonly reason: string; readonly thresholdBlocked?: boolean };
+
+/**
+ * Instance types for several replacements launched by one move (an m-to-n repack or a split), or why
+ * none will do. The move pays when the candidates' price minus the sum of the replacements' worst
+ * launch prices reaches the threshold of the removed nodes (seed 003, summed as for any move). Each
+ * replacement starts from its cheapest type; what the threshold leaves over is shared out evenly, and a
+ * replacement may launch as any type whose worst launch price stays within its share, so that whichever
+ * types the launches land on, the move still pays. The capacity-type rules are those of one replacement:
+ * spot nodes only become spot behind the gate, and a replacement priced by spot is pinned to spot.
+ */
+export function chooseReplacements(candidates: readonly Candidate[], newNodes: readonly NewNodePlan[], gates: FeatureGates): ReplacementsChoice {
+  if (newNodes.length === 1) {
+    const one = chooseReplacement(candidates, newNodes[0]!, gates, { sameTypeGuard: candidates.length > 1 });
+    return one.ok ? { ok: true, replacements: [one.replacement] } : one;
+  }
+  const unknown = candidates.find((c) => c.pricePerHour === undefined);
+  if (unknown) return { ok: false, reason: `price of node ${unknown.node.name} is unknown, so it is never replaced` };
+  const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
+  const allSpot = candidates.every((c) => c.node.capacityType === 'spot');
+  if (allSpot && !gates.spotToSpotConsolidation) {
+    return { ok: false, reason: 'replacing spot nodes with cheaper spot nodes needs the SpotToSpotConsolidation feature gate' };
+  }
+
+  const pools = newNodes.map((plan) => {
+    const options = allSpot ? restrictCapacityType(plan.options, 'spot') : [...plan.options];
+    return priced(options).sort((a, b) => a.worstPricePerHour - b.worstPricePerHour || a.option.instanceType.name.localeCompare(b.option.instanceType.name));
+  });
+  const empty = pools.findIndex((p) => p.length === 0);
+  if (empty >= 0) return { ok: false, reason: `no instance type the NodePools allow can hold the pods of replacement ${empty + 1}` };
+
+  const cheapestTotal = pools.reduce((sum, p) => sum + p[0]!.worstPricePerHour, 0);
+  if (cheapestTotal >= currentPricePerHour - 1e-12) {
+    return {
+      ok: false,
+      reason: `no cheaper repack: ${newNodes.length} replacements may cost ${dollars(cheapestTotal)} against ${dollars(currentPricePerHour)} now`,
+    };
+  }
+  const requiredCents = requiredSavingsCents(candidates);
+  const slackCents = (currentPricePerHour - cheapestTotal) * 100 - requiredCents;
+  if (slackCents < -1e-9) {
+    return { ok: false, thresholdBlocked: true, reason: describeBlocked(candidates, (currentPricePerHour - cheapestTotal) * 100, requiredCents) };
+  }
+  const sharePerHour = Math.max(0, slackCents) / 100 / newNodes.length;
+
+  const replacements: PlannedReplacement[] = [];
+  for (const [i, pool] of pools.entries()) {
+    const capPerHour = pool[0]!.worstPricePerHour + sharePerHour + 1e-12;
+    let chosen = pool.filter((p) => p.worstPricePerHour <= capPerHour).map((p) => p.option);
+    if (allSpot && candidates.length === 1 && chosen.length < SPOT_TO_SPOT_MIN_TYPES) {
+      return {
+        ok: false,
+        reason: `spot-to-spot consolidation needs at least ${SPOT_TO_SPOT_MIN_TYPES} cheaper instance types, found ${chosen.length} for replacement ${i + 1}`,
+      };
+    }
+    if (chosen.some((o) => launchCapacityType(o.offerings) === 'spot')) chosen = restrictCapacityType(chosen, 'spot');
+    chosen = [...chosen].sort(byCheapest);
+    if (allSpot && candidates.length === 1) chosen = chosen.slice(0, SPOT_TO_SPOT_MIN_TYPES);
+    const offerings = chosen.flatMap((o) => o.offerings);
+    replacements.push({
+      instanceTypes: chosen.map((o) => o.instanceType.name),
+      capacityType: offerings.every((o) => o.capacityType === 'spot') ? 'spot' : 'on-demand',
+      zones: [...new Set(offerings.map((o) => o.zone))].sort(),
+      pricePerHour: roundMoney(cheapestPricePerHour(offerings)),
+      nodePool: newNodes[i]!.nodePool,
+      worstPricePerHour: roundMoney(Math.max(...chosen.map((o) => launchPricePerHour(o.offerings)))),
+    });
+  }
+  return { ok: true, replacements };
+}

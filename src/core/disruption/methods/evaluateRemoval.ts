@@ -1,34 +1,47 @@
-// The question single-node and multi-node consolidation share: if these nodes went away, could their
-// pods run on the rest of the cluster plus at most one new, cheaper node, and would it pay?
-// (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold.)
+// The question every moving method shares: if these nodes went away, could their pods run on the rest
+// of the cluster plus at most N new, cheaper nodes, and would it pay? Single-node and multi-node ask it
+// with N = 1 (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold); the m-to-n repack
+// asks it with N > 1. Every replacement is bounded in size (sizeBound.ts).
 import type { Candidate } from '../candidates.ts';
 import { podKey } from '../pods.ts';
-import { chooseReplacement } from '../replacement.ts';
+import { chooseReplacements } from '../replacement.ts';
 import { checkSavings } from '../savingsThreshold.ts';
+import { bothFilters, boundedTypes, describeBound, type TypeFilter } from '../sizeBound.ts';
 import type { PassView, Proposal } from './types.ts';
 
 export type RemovalVerdict =
   | { readonly ok: true; readonly proposal: Proposal }
   | { readonly ok: false; readonly reason: string; readonly thresholdBlocked?: boolean };
 
+export interface RemovalOptions {
+  /** At most this many new nodes (default 1). */
+  readonly maxNewNodes?: number;
+  /** A further restriction on the new nodes' types (the split's price cap). */
+  readonly newNodeTypes?: TypeFilter;
+}
+
 export function evaluateRemoval(
   view: PassView,
   candidates: readonly Candidate[],
-  method: 'single-node' | 'multi-node',
+  method: Proposal['method'],
+  options: RemovalOptions = {},
 ): RemovalVerdict {
   view.examine(candidates.map((c) => c.node.name));
   const pods = candidates.flatMap((c) => c.pods);
   const pricesKnown = candidates.every((c) => c.pricePerHour !== undefined);
+  const bounded = boundedTypes(candidates, view.replacementBound);
   const simulation = view.simulator.simulate({
     excludedNodes: new Set(candidates.map((c) => c.node.name)),
     pods,
     // A node of unknown price is never replaced: only existing capacity may take its pods.
-    maxNewNodes: pricesKnown ? 1 : 0,
+    maxNewNodes: pricesKnown ? (options.maxNewNodes ?? 1) : 0,
     stopAtFirstFailure: true,
+    newNodeTypes: bothFilters(bounded, options.newNodeTypes),
   });
   if (!simulation.allScheduled) {
     const first = simulation.unschedulable[0]!;
-    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
+    const bound = bounded && view.replacementBound ? ` (a replacement may be ${describeBound(view.replacementBound)})` : '';
+    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}${bound}` };
   }
   const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
 
@@ -39,11 +52,11 @@ export function evaluateRemoval(
     }
     return {
       ok: true,
-      proposal: { method, reason: 'Underutilized', candidates, simulation, savingsPerHour: currentPricePerHour },
+      proposal: { method, reason: 'Underutilized', candidates, simulation, replacements: [], savingsPerHour: currentPricePerHour },
     };
   }
 
-  const choice = chooseReplacement(candidates, simulation.newNodes[0]!, view.gates, { sameTypeGuard: method === 'multi-node' });
+  const choice = chooseReplacements(candidates, simulation.newNodes, view.gates);
   if (!choice.ok) return { ok: false, reason: choice.reason, thresholdBlocked: choice.thresholdBlocked };
   return {
     ok: true,
@@ -52,8 +65,8 @@ export function evaluateRemoval(
       reason: 'Underutilized',
       candidates,
       simulation,
-      replacement: choice.replacement,
-      savingsPerHour: currentPricePerHour - choice.replacement.pricePerHour,
+      replacements: choice.replacements,
+      savingsPerHour: currentPricePerHour - choice.replacements.reduce((sum, r) => sum + r.pricePerHour, 0),
     },
   };
 }

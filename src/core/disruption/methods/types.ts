@@ -6,6 +6,8 @@ import type { ConsolidationMethodName, PlannedReplacement } from '../../plan.ts'
 import type { SimulationResult, Simulator } from '../../scheduling/types.ts';
 import type { BudgetLedger } from '../budgets.ts';
 import type { Candidate } from '../candidates.ts';
+import type { MethodName } from '../policy.ts';
+import type { ReplacementBound } from '../sizeBound.ts';
 
 /** A command decided but not yet taken into the plan. */
 export interface Proposal {
@@ -14,8 +16,11 @@ export interface Proposal {
   readonly candidates: readonly Candidate[];
   /** Absent for emptiness: nothing moves. */
   readonly simulation?: SimulationResult;
-  readonly replacement?: PlannedReplacement;
+  /** One per new node, in the order of `simulation.newNodes`; empty for a delete. */
+  readonly replacements: readonly PlannedReplacement[];
   readonly savingsPerHour: number;
+  /** Set by the m-to-n repack, so the plan can tell its moves apart from Karpenter's. */
+  readonly move?: 'm-to-n';
 }
 
 export interface PassView {
@@ -31,10 +36,17 @@ export interface PassView {
   note(nodeName: string, reason: string): void;
   /** Records that these candidates were weighed on their merits (not merely skipped for budget). */
   examine(nodeNames: readonly string[]): void;
+  /** How large a replacement may be (null: unbounded). */
+  readonly replacementBound: ReplacementBound | null;
+  /**
+   * The last check before a method returns a proposal: would the moved pods also find room when
+   * kube-scheduler places them its own way? Undefined when it holds, else the reason it does not.
+   */
+  schedulerCheck(proposal: Proposal): string | undefined;
 }
 
 export interface ConsolidationMethod {
-  readonly name: ConsolidationMethodName;
+  readonly name: MethodName;
   /** The next command worth taking, or undefined when this method has nothing more to offer. */
   next(view: PassView): Proposal | undefined;
 }
