@@ -1,6 +1,7 @@
 // A pass, as both entry points run it: take the lease, load the state, read the cluster, observe what
 // changed since the last pass, decide, persist, and (for the Lambda) act. The CLI's `plan --state` and
 // the Lambda share this code; only the adapters handed in differ (CONTRACT section 1).
+import { clusterLowerBound } from '../core/efficiency/lowerBound.ts';
 import { buildPlan } from '../core/buildPlan.ts';
 import { budgetAllowance } from '../core/disruption/budgets.ts';
 import { runConsolidationPass, type PassOutcome } from '../core/disruption/pass.ts';
@@ -213,7 +214,8 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons });
+    const lowerBound = clusterLowerBound({ cluster: view.cluster, nodePools, catalog, verdicts: outcome.verdicts, inScope: outcome.evaluated });
+    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, lowerBound });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
     return { plan: built, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
   }

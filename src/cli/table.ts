@@ -1,4 +1,5 @@
 // `--format table`: the plan for a person. Same content as the JSON, laid out to be read.
+import { describeEfficiency } from '../core/efficiency/efficiency.ts';
 import { HOURS_PER_MONTH, type Plan } from '../core/plan.ts';
 
 const money = (n: number) => `$${n.toFixed(4)}`;
@@ -26,7 +27,7 @@ export function renderTable(plan: Plan): string {
         d.method,
         d.action,
         d.nodes.join(','),
-        r ? `${r.capacityType} ${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|+${r.instanceTypes.length - 3}` : ''}` : '-',
+        r ? `${r.capacityType} ${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|+${r.instanceTypes.length - 3}` : ''}${d.replacements.length > 1 ? ` (+${d.replacements.length - 1} more node(s))` : ''}` : '-',
         money(d.currentPricePerHour),
         money(d.replacementPricePerHour),
         money(d.savingsPerHour),
@@ -38,6 +39,13 @@ export function renderTable(plan: Plan): string {
     const total = plan.decisions.reduce((s, d) => s + d.savingsPerHour, 0);
     out.push('');
     out.push(`Total savings: ${money(total)} per hour, $${(total * HOURS_PER_MONTH).toFixed(2)} per month (${HOURS_PER_MONTH} h).`);
+    plan.decisions.forEach((d, i) => {
+      if (d.dryRunOnly) out.push(`Decision ${i + 1} is planned only: ${d.dryRunOnly}.`);
+    });
+  }
+  if (plan.efficiency) {
+    out.push('');
+    out.push(describeEfficiency(plan.efficiency));
   }
   out.push('');
   out.push('Nodes:');

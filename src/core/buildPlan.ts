@@ -2,6 +2,8 @@
 import type { PassOutcome } from './disruption/pass.ts';
 import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disruption/prices.ts';
 import { formatTime } from './disruption/text.ts';
+import { planEfficiency } from './efficiency/efficiency.ts';
+import type { LowerBound } from './efficiency/lowerBound.ts';
 import { HOURS_PER_MONTH, type Plan, type PlanNode } from './plan.ts';
 
 export interface PlanContext {
@@ -11,12 +13,15 @@ export interface PlanContext {
   readonly notes?: readonly string[];
   /** Extra reasons per node from pass-level rules (stabilization, skipped search). */
   readonly nodeReasons?: ReadonlyMap<string, readonly string[]>;
+  /** The lower bound for this cluster (efficiency/lowerBound.ts); the plan gets `efficiency` with it. */
+  readonly lowerBound?: LowerBound;
 }
 
 const NOTHING_FOUND = 'considered, but no deletion, replacement or merge that saves money was found';
 
 export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const nodes: PlanNode[] = [];
+  const nodePrices = new Map<string, number>();
   for (const verdict of outcome.verdicts) {
     if (verdict.poolName === undefined) continue; // CONTRACT: one entry per node of a NodePool
     const name = verdict.node.name;
@@ -31,6 +36,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       reasons = [...reasons, ...(notes.length > 0 ? notes : reasons.length > 0 ? [] : [NOTHING_FOUND])];
     }
     const price = nodePricePerHour(verdict.node, ctx.prices);
+    if (price !== undefined) nodePrices.set(name, price);
     nodes.push({
       name,
       nodePool: verdict.poolName,
@@ -57,5 +63,6 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       nodesDisrupted: outcome.disruptedBy.size,
       podsEvicted: outcome.decisions.reduce((sum, d) => sum + d.evictedPods.length, 0),
     },
+    ...(ctx.lowerBound ? { efficiency: planEfficiency(outcome, outcome.decisions, ctx.lowerBound, nodePrices) } : {}),
   };
 }

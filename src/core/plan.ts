@@ -59,6 +59,28 @@ export interface PlanNode {
   readonly zone?: string;
 }
 
+/**
+ * Extension (issue 11): the plan's end cost against a lower bound no plan can beat (an LP over the
+ * offerings the pools allow, untouchable nodes kept), and what keeps nodes where they are.
+ */
+export interface PlanEfficiency {
+  /** Priced nodes now, $/hour. */
+  readonly startCostPerHour: number;
+  /** After every decision of the plan (planned-only ones included), $/hour. */
+  readonly endCostPerHour: number;
+  /** No plan can end below this, $/hour; null when no allowed capacity can cover the pods. */
+  readonly lowerBoundPerHour: number | null;
+  /** endCostPerHour / lowerBoundPerHour (1.000 is the best possible). */
+  readonly ratio: number | null;
+  readonly leftPerHour: number | null;
+  /** Nodes no plan may touch (part of the bound). */
+  readonly lockedCostPerHour: number;
+  /** Savings in decisions the actuator will not carry out (`dryRunOnly`). */
+  readonly plannedOnlyPerHour: number;
+  /** Nodes kept, by cause (pdb, doNotDisrupt, budget, threshold, kubeScheduler, consolidateAfter, ...). */
+  readonly heldBack: Readonly<Record<string, { readonly nodes: number; readonly pricePerHour: number }>>;
+}
+
 export interface Plan {
   readonly dryRun: boolean;
   readonly evaluatedAt: string;
@@ -73,6 +95,8 @@ export interface Plan {
     readonly nodesDisrupted: number;
     readonly podsEvicted: number;
   };
+  /** Extension: see PlanEfficiency. */
+  readonly efficiency?: PlanEfficiency;
 }
 
 /** 730 hours: the average month AWS uses for monthly prices. */
