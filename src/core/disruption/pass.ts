@@ -121,6 +121,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   };
   const examined = new Set<string>();
   const decisions: Decision[] = [];
+  const movedEarlier: string[] = [];
   const disruptedBy = new Map<string, number>();
 
   const allowed = new Set<MethodName>(input.methods ?? ['emptiness', 'multi-node', 'single-node', 'm-to-n']);
@@ -143,7 +144,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         schedulerCheck: (proposal) =>
           checkScheduler
             ? kubeSchedulerCheck(
-                { cluster, nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, simulatorFactory: input.simulatorFactory },
+                { cluster, nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, simulatorFactory: input.simulatorFactory, movedEarlier },
                 proposal,
               )
             : undefined,
@@ -157,6 +158,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
 
       const applied = applyProposal(cluster, proposal, pools, input.nowMs, names);
+      for (const c of proposal.candidates) for (const pod of c.pods) movedEarlier.push(pod.uid);
       cluster = applied.cluster;
       // Nodes that receive pods get a pod event; they are not candidates again in this pass.
       const openNames = new Set(open.map((c) => c.node.name));

@@ -3,8 +3,10 @@
 // left least allocated, spreading pods out; a move that only works with tight packing then leaves pods
 // Pending. So before a method takes a move, the moved pods are placed again on the cluster as the move
 // leaves it (its replacements already there, as they are when the drain starts), the kube-scheduler way,
-// in two orders (largest first, and the scheduler queue's order: priority, then eviction order). If a pod
-// finds no node in either, the move is refused with the reason.
+// in two orders (largest first, and the scheduler queue's order: priority, then eviction order). The pods
+// moved by the pass's earlier decisions are placed again too, first: the real scheduler does not put them
+// where the tight packing did, so the room this move counts on may be gone. If a pod finds no node in
+// either order, the move is refused with the reason.
 import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
@@ -19,6 +21,8 @@ export interface SchedulerCheckInput {
   readonly catalog: Catalog;
   readonly nowMs: number;
   readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
+  /** Uids of the pods the pass's earlier decisions moved (bound in `cluster` where the search put them). */
+  readonly movedEarlier?: readonly string[];
 }
 
 /** Undefined when every moved pod also finds a node under least-allocated scoring; else why not. */
@@ -27,10 +31,12 @@ export function kubeSchedulerCheck(input: SchedulerCheckInput, proposal: Proposa
   if (moved.length === 0) return undefined;
   const names = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
   const applied = applyProposal(input.cluster, proposal, input.pools, input.nowMs, names);
-  const movedUids = new Set(moved.map((p) => p.uid));
+  const earlierUids = new Set(input.movedEarlier ?? []);
+  const earlier = applied.cluster.pods.filter((p) => earlierUids.has(p.uid));
+  const movedUids = new Set([...moved.map((p) => p.uid), ...earlierUids]);
   const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
   const simulator = (input.simulatorFactory ?? createSimulator)({ cluster, nodePools: input.nodePools, catalog: input.catalog });
-  const unbound: Pod[] = moved.map(({ nodeName: _bound, ...pod }) => pod);
+  const unbound: Pod[] = [...earlier, ...moved].map(({ nodeName: _bound, ...pod }) => pod);
   const queueOrder = unbound.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
   for (const [pods, podOrder] of [[unbound, 'largest-first'], [queueOrder, 'as-given']] as const) {
     const result = simulator.simulate({ excludedNodes: new Set(), pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: true });
