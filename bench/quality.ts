@@ -248,9 +248,11 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   let plannedOnly = 0;
   let firstPassEnd = startCost;
   const started = performance.now();
-  for (let pass = 1; pass <= 40; pass++) {
+  for (let pass = 1; pass <= Number(process.env["QUALITY_MAX_PASSES"] ?? 40); pass++) {
     const nowMs = T0 + pass * HOUR;
+    const passStarted = performance.now();
     const outcome = runConsolidationPass({ ...base, cluster, nowMs });
+    const passSeconds = (performance.now() - passStarted) / 1000;
     const planned = outcome.decisions.filter((d) => d.dryRunOnly !== undefined);
     const acted = mode === 'acting' ? outcome.decisions.filter((d) => d.dryRunOnly === undefined) : outcome.decisions;
     if (pass === 1) firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + d.savingsPerHour, 0);
@@ -262,7 +264,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     evictions += done.evicted;
     if (process.env['QUALITY_DEBUG']) {
       const pendingNow = cluster.pods.filter((p) => p.nodeName === undefined).length;
-      console.error(`pass ${pass}: ${acted.length} decisions (${acted.map((d) => `${d.method}${d.move ? '/m-to-n' : ''}:${d.action}:${d.nodes.length}->${d.replacements.length}`).join(' ')}), pending ${pendingNow}`);
+      console.error(`pass ${pass}: ${acted.length} decisions (${acted.map((d) => `${d.method}${d.move ? '/m-to-n' : ''}:${d.action}:${d.nodes.length}->${d.replacements.length}`).join(' ')}), pending ${pendingNow}, ${passSeconds.toFixed(2)} s`);
     }
   }
   const endCost = cost(cluster);
@@ -292,6 +294,16 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   };
 }
 
+if (process.env['QUALITY_PROFILE']) {
+  const c = generate(500, 1);
+  const pools = [pool(10)];
+  for (const [name, extra] of [['karpenter', { methods: ['emptiness', 'multi-node', 'single-node'] as const, replacementBound: null, schedulerCheck: false }], ['+bound', { methods: ['emptiness', 'multi-node', 'single-node'] as const, schedulerCheck: false }], ['+check', { methods: ['emptiness', 'multi-node', 'single-node'] as const }], ['+m-to-n', {}]] as const) {
+    const t = performance.now();
+    const out = runConsolidationPass({ cluster: c, nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, nowMs: T0, ...(extra as Partial<PassInput>) });
+    console.log(name, ((performance.now() - t) / 1000).toFixed(2), 's', out.decisions.length, 'decisions');
+  }
+  process.exit(0);
+}
 const sizes = (process.argv[2] ?? '100,500').split(',').map(Number);
 const seeds = (process.argv[3] ?? '1,2,3').split(',').map(Number);
 const budgets = (process.argv[4] ?? "10,100").split(",").map(Number);

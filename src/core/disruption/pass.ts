@@ -34,6 +34,9 @@ import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
 
+/** Scheduler checks that rebuild the simulation (moves with replacements) per pass; see schedulerCheck.ts. */
+export const MAX_REBUILT_CHECKS_PER_PASS = 24;
+
 export interface PassInput {
   readonly cluster: Cluster;
   readonly nodePools: readonly NodePool[];
@@ -122,6 +125,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const examined = new Set<string>();
   const decisions: Decision[] = [];
   const movedEarlier: string[] = [];
+  let rebuiltChecks = 0;
   const disruptedBy = new Map<string, number>();
 
   const allowed = new Set<MethodName>(input.methods ?? ['emptiness', 'multi-node', 'single-node', 'm-to-n']);
@@ -141,13 +145,21 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         note,
         examine: (names) => names.forEach((name) => examined.add(name)),
         replacementBound,
-        schedulerCheck: (proposal) =>
-          checkScheduler
-            ? kubeSchedulerCheck(
-                { cluster, nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, simulatorFactory: input.simulatorFactory, movedEarlier },
-                proposal,
-              )
-            : undefined,
+        schedulerCheck: (proposal) => {
+          if (!checkScheduler) return undefined;
+          // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
+          // whole cluster again): a pass pays for a bounded number of those; later such moves wait.
+          if (proposal.replacements.length > 0) {
+            if (rebuiltChecks >= MAX_REBUILT_CHECKS_PER_PASS) {
+              return `not checked against kube-scheduler's placement: this pass already checked ${MAX_REBUILT_CHECKS_PER_PASS} moves that launch nodes; looked at again next pass`;
+            }
+            rebuiltChecks += 1;
+          }
+          return kubeSchedulerCheck(
+            { cluster, nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, simulatorFactory: input.simulatorFactory, movedEarlier, current: lazySimulator },
+            proposal,
+          );
+        },
       };
       const proposal = method.next(view);
       if (!proposal) break;

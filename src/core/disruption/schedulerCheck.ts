@@ -23,23 +23,35 @@ export interface SchedulerCheckInput {
   readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
   /** Uids of the pods the pass's earlier decisions moved (bound in `cluster` where the search put them). */
   readonly movedEarlier?: readonly string[];
+  /** The pass's simulator of `cluster` as it is: a move without replacements is checked on it, unbuilt. */
+  readonly current?: Simulator;
 }
 
 /** Undefined when every moved pod also finds a node under least-allocated scoring; else why not. */
 export function kubeSchedulerCheck(input: SchedulerCheckInput, proposal: Proposal): string | undefined {
   const moved = proposal.candidates.flatMap((c) => c.pods);
   if (moved.length === 0) return undefined;
+  const earlierUids = new Set(input.movedEarlier ?? []);
+  if (proposal.replacements.length === 0 && input.current) {
+    // Nothing is added: the simulator of the cluster as it is answers, with the move's nodes excluded;
+    // pods of earlier decisions, bound where the search put them, give their room back when re-placed.
+    const earlier = input.cluster.pods.filter((p) => earlierUids.has(p.uid));
+    return placeAll(input.current, new Set(proposal.candidates.map((c) => c.node.name)), [...earlier, ...moved]);
+  }
   const names = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
   const applied = applyProposal(input.cluster, proposal, input.pools, input.nowMs, names);
-  const earlierUids = new Set(input.movedEarlier ?? []);
   const earlier = applied.cluster.pods.filter((p) => earlierUids.has(p.uid));
   const movedUids = new Set([...moved.map((p) => p.uid), ...earlierUids]);
   const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
   const simulator = (input.simulatorFactory ?? createSimulator)({ cluster, nodePools: input.nodePools, catalog: input.catalog });
   const unbound: Pod[] = [...earlier, ...moved].map(({ nodeName: _bound, ...pod }) => pod);
+  return placeAll(simulator, new Set(), unbound);
+}
+
+function placeAll(simulator: Simulator, excludedNodes: ReadonlySet<string>, unbound: readonly Pod[]): string | undefined {
   const queueOrder = unbound.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
   for (const [pods, podOrder] of [[unbound, 'largest-first'], [queueOrder, 'as-given']] as const) {
-    const result = simulator.simulate({ excludedNodes: new Set(), pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: true });
+    const result = simulator.simulate({ excludedNodes, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: true });
     if (!result.allScheduled) {
       const first = result.unschedulable[0]!;
       return `not taken: placed the way kube-scheduler scores nodes (least allocated first), pod ${podKey(first.pod)} would stay Pending (${first.reason})`;
