@@ -2,6 +2,7 @@
 // changed since the last pass, decide, persist, and (for the Lambda) act. The CLI's `plan --state` and
 // the Lambda share this code; only the adapters handed in differ (CONTRACT section 1).
 import { clusterLowerBound } from '../core/efficiency/lowerBound.ts';
+import type { ReplacementBound } from '../core/disruption/sizeBound.ts';
 import { buildPlan } from '../core/buildPlan.ts';
 import { budgetAllowance } from '../core/disruption/budgets.ts';
 import { runConsolidationPass, type PassOutcome } from '../core/disruption/pass.ts';
@@ -58,6 +59,8 @@ export interface PassSettings {
   readonly karpenterPresence?: KarpenterPresence;
   /** The NodePools are read from the cluster's API (so Karpenter's CRD is installed). */
   readonly nodePoolsFromCluster?: boolean;
+  /** How large a replacement may be (default: 2x the largest node a move removes; null: unbounded). */
+  readonly replacementBound?: ReplacementBound | null;
 }
 
 export interface PassResult {
@@ -176,6 +179,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
         ...(leftToKarpenter(node) === undefined ? [] : [leftToKarpenter(node)!]),
       ],
       poolFilter: inScope(settings.scope),
+      ...(settings.replacementBound === undefined ? {} : { replacementBound: settings.replacementBound }),
       methods: view.unplaced.length > 0 ? ([] as const) : settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,
     };
 

@@ -208,6 +208,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
         {
           nowMs: startedAt,
           gates: cfg.gates,
+          replacementBound: cfg.replacementBound,
           dryRun,
           persistState: false,
           scope,

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
+import { parseReplacementBound } from '../../src/core/disruption/sizeBound.ts';
 import type { Catalog, Cluster, ConsolidationPolicy, NodePool } from '../../src/core/model/types.ts';
 import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
 
@@ -149,5 +150,29 @@ describe('giant merges are cut to a bounded size', () => {
     const { c, catalog } = giant();
     const out = pass(c, [nodePool()], catalog, { replacementBound: null });
     expect(out.decisions[0]!.replacements[0]!.instanceTypes).toEqual(['x.huge']);
+  });
+});
+
+describe('REPLACEMENT_BOUND', () => {
+  it.each([
+    ['unset: the default 2x', undefined, { scale: 2 }],
+    ['off', 'off', null],
+    ['a scale', '3', { scale: 3 }],
+    ['a scale and a pod cap', '2, maxPods=110', { scale: 2, maxPods: 110 }],
+  ] as const)('%s', (_name, text, expected) => {
+    expect(parseReplacementBound(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['a scale below 1', '0.5', /"0.5" is not a scale of at least 1/],
+    ['garbage', 'big', /"big" is not a scale/],
+    ['a bad option', '2,pods=3', /"pods=3" is not maxPods=N/],
+  ])('rejects %s, naming the variable', (_name, text, message) => {
+    expect(() => parseReplacementBound(text)).toThrow(message);
+    try {
+      parseReplacementBound(text);
+    } catch (error) {
+      expect(String((error as Error).message)).toMatch(/REPLACEMENT_BOUND/);
+    }
   });
 });

@@ -3,6 +3,7 @@
 // `maxPods` pods; a merge whose pods need more is cut by the methods' searches into smaller moves. Without
 // the bound, an open budget lets the first pass merge hundreds of nodes into one giant that no single
 // move can ever split again (a giant's pods fit on no cheaper single node).
+import { InputError } from '../errors.ts';
 import type { InstanceType, Offering } from '../model/types.ts';
 import type { Candidate } from './candidates.ts';
 
@@ -43,4 +44,23 @@ export function bothFilters(a: TypeFilter | undefined, b: TypeFilter | undefined
 
 export function describeBound(bound: ReplacementBound): string {
   return `at most ${bound.scale}x the largest node it removes${bound.maxPods !== undefined ? ` and at most ${bound.maxPods} pods` : ''}`;
+}
+
+/**
+ * `REPLACEMENT_BOUND` (CLI and Lambda): `off`, a scale (`2`), optionally with a pod cap (`2,maxPods=110`).
+ * Unset or empty: the default. `source` names the variable in errors.
+ */
+export function parseReplacementBound(text: string | undefined, source = 'REPLACEMENT_BOUND'): ReplacementBound | null {
+  if (text === undefined || text.trim() === '') return DEFAULT_REPLACEMENT_BOUND;
+  if (text.trim().toLowerCase() === 'off') return null;
+  const [scaleText, ...rest] = text.split(',').map((p) => p.trim());
+  const scale = Number(scaleText);
+  if (!Number.isFinite(scale) || scale < 1) throw new InputError('', source, `"${scaleText}" is not a scale of at least 1 (e.g. 2), nor "off"`);
+  let maxPods: number | undefined;
+  for (const part of rest) {
+    const match = /^maxPods=(\d+)$/.exec(part);
+    if (!match || Number(match[1]) < 1) throw new InputError('', source, `"${part}" is not maxPods=N (N >= 1)`);
+    maxPods = Number(match[1]);
+  }
+  return maxPods === undefined ? { scale } : { scale, maxPods };
 }
