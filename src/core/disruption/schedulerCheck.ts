@@ -43,18 +43,37 @@ export function kubeSchedulerCheck(input: SchedulerCheckInput, proposal: Proposa
   const earlier = applied.cluster.pods.filter((p) => earlierUids.has(p.uid));
   const movedUids = new Set([...moved.map((p) => p.uid), ...earlierUids]);
   const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
-  const simulator = (input.simulatorFactory ?? createSimulator)({ cluster, nodePools: input.nodePools, catalog: input.catalog });
-  const unbound: Pod[] = [...earlier, ...moved].map(({ nodeName: _bound, ...pod }) => pod);
-  return placeAll(simulator, new Set(), unbound);
+  const build = (c: Cluster) => (input.simulatorFactory ?? createSimulator)({ cluster: c, nodePools: input.nodePools, catalog: input.catalog });
+  const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
+  if (earlier.length === 0) return placeAll(build(cluster), new Set(), unbind(moved));
+  // The earlier decisions' pods are rescheduled before this move's replacements exist: place them first
+  // without those nodes (in queue order), then this move's pods on the cluster as that leaves it.
+  const first = build(cluster).simulate({
+    excludedNodes: new Set(names),
+    pods: queueOrder(unbind(earlier)),
+    maxNewNodes: 0,
+    placement: 'least-allocated',
+    podOrder: 'as-given',
+    stopAtFirstFailure: true,
+  });
+  if (!first.allScheduled) return pendingReason(first.unschedulable[0]!.pod, first.unschedulable[0]!.reason);
+  const placed = new Map(first.placements.map((p) => [p.pod.uid, p.nodeName]));
+  const rebound = earlier.map((p) => ({ ...p, nodeName: placed.get(p.uid)! }));
+  return placeAll(build({ ...cluster, pods: [...cluster.pods, ...rebound] }), new Set(), unbind(moved));
 }
 
+const queueOrder = (pods: readonly Pod[]): Pod[] =>
+  pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
+
+const pendingReason = (pod: Pod, reason: string): string =>
+  `not taken: placed the way kube-scheduler scores nodes (least allocated first), pod ${podKey(pod)} would stay Pending (${reason})`;
+
 function placeAll(simulator: Simulator, excludedNodes: ReadonlySet<string>, unbound: readonly Pod[]): string | undefined {
-  const queueOrder = unbound.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
-  for (const [pods, podOrder] of [[unbound, 'largest-first'], [queueOrder, 'as-given']] as const) {
+  for (const [pods, podOrder] of [[unbound, 'largest-first'], [queueOrder(unbound), 'as-given']] as const) {
     const result = simulator.simulate({ excludedNodes, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: true });
     if (!result.allScheduled) {
       const first = result.unschedulable[0]!;
-      return `not taken: placed the way kube-scheduler scores nodes (least allocated first), pod ${podKey(first.pod)} would stay Pending (${first.reason})`;
+      return pendingReason(first.pod, first.reason);
     }
   }
   return undefined;
