@@ -21,6 +21,12 @@ export interface GenerateOptions {
   readonly nodes: number;
   readonly podsPerNode: number;
   readonly seed: number;
+  /**
+   * Objects as `kubectl get -o json` prints them (managedFields, env, probes, volumes, container
+   * statuses, node images: about 4 KB per pod once printed, see kubectlShape.ts) instead of the
+   * compact form that carries only what the planner reads.
+   */
+  readonly kubectl?: boolean;
 }
 
 export interface KubeList {
@@ -30,19 +36,13 @@ export interface KubeList {
   readonly metadata: { readonly resourceVersion: string };
 }
 
+import { mulberry32 } from './random.ts';
+import { KubectlShape } from './kubectlShape.ts';
+
 /** The instant the generated cluster is meant to be planned at. */
 export const BENCH_NOW = '2026-11-21T12:00:00Z';
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from './random.ts';
 
 interface TypeShape {
   readonly name: string;
@@ -99,7 +99,19 @@ function iso(ms: number): string {
 }
 
 export function generateCluster(options: GenerateOptions): KubeList {
+  const items: Obj[] = [];
+  emitCluster(options, (item) => items.push(item));
+  return { apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } };
+}
+
+/**
+ * The same cluster as generateCluster, handed out one object at a time (nodes and their pods first, then
+ * PDBs, DaemonSets and Deployments) so that a writer can stream 5,000 kubectl-sized nodes to a file
+ * without holding them all.
+ */
+export function emitCluster(options: GenerateOptions, emit: (item: Obj) => void): void {
   const { nodes: nodeCount, podsPerNode, seed } = options;
+  const shape = options.kubectl ? new KubectlShape(seed) : undefined;
   if (!Number.isInteger(nodeCount) || nodeCount < 0) throw new Error('nodes must be a non-negative integer');
   if (!Number.isInteger(podsPerNode) || podsPerNode < 0) throw new Error('podsPerNode must be a non-negative integer');
   const rand = mulberry32(seed);
@@ -228,11 +240,12 @@ export function generateCluster(options: GenerateOptions): KubeList {
     return d;
   };
 
-  const nodeItems: Obj[] = [];
-  const podItems: Obj[] = [];
-  const addPod = (d: Deployment, nodeName: string): void => {
+  let nodeName = '';
+  let nodeIp = '';
+  const emitPod = (pod: Obj): void => emit(shape ? shape.pod(pod, nodeIp) : pod);
+  const addPod = (d: Deployment): void => {
     d.replicas++;
-    podItems.push({
+    emitPod({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: {
@@ -258,8 +271,10 @@ export function generateCluster(options: GenerateOptions): KubeList {
     const zone = ZONES[i % 3]!;
     const spot = rand() < 0.15;
     const name = `ip-10-${1 + Math.floor(i / 62_500)}-${Math.floor(i / 250) % 250}-${(i % 250) + 1}.ec2.internal`;
+    nodeName = name;
+    nodeIp = `10.${1 + Math.floor(i / 62_500)}.${Math.floor(i / 250) % 250}.${(i % 250) + 1}`;
     const instanceId = `i-0${hex(16)}`;
-    nodeItems.push({
+    const node: Obj = {
       apiVersion: 'v1',
       kind: 'Node',
       metadata: {
@@ -285,9 +300,10 @@ export function generateCluster(options: GenerateOptions): KubeList {
         allocatable: { cpu: `${type.allocCpu}m`, memory: `${type.allocMem}Mi`, pods: String(type.pods) },
         conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: nodeReady }],
       },
-    });
+    };
+    emit(shape ? shape.node(node, nodeIp) : node);
     for (const ds of dsShared) {
-      podItems.push({
+      emitPod({
         apiVersion: 'v1',
         kind: 'Pod',
         metadata: { name: uniqueName(ds.d.namespace, ds.d.name), namespace: ds.d.namespace, uid: uid(), labels: ds.labels, ownerReferences: ds.ownerReferences, creationTimestamp: podCreated },
@@ -304,7 +320,7 @@ export function generateCluster(options: GenerateOptions): KubeList {
     let budgetCpu = Math.max(0, target * type.allocCpu - DS_CPU);
     let budgetMem = Math.max(0, 0.92 * type.allocMem - DS_MEM);
     const place = (d: Deployment, size: readonly [number, number]): void => {
-      addPod(d, name);
+      addPod(d);
       budgetCpu -= size[0];
       budgetMem -= size[1];
       count--;
@@ -334,10 +350,9 @@ export function generateCluster(options: GenerateOptions): KubeList {
     }
   }
 
-  const pdbItems: Obj[] = [];
   const deploymentItems: Obj[] = [];
   for (const d of deployments) {
-    pdbItems.push({
+    emit({
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: { name: d.name, namespace: d.namespace, creationTimestamp: oldTime },
@@ -353,13 +368,16 @@ export function generateCluster(options: GenerateOptions): KubeList {
     });
   }
 
-  const items: Obj[] = nodeItems;
-  for (const list of [podItems, pdbItems, dsShared.map((d) => d.object), deploymentItems]) for (const o of list) items.push(o);
-  return { apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } };
+  for (const d of dsShared) emit(d.object);
+  for (const d of deploymentItems) emit(d);
 }
 
-/** The NodePool the generated nodes belong to (`default`), as a karpenter.sh/v1 YAML document. */
-export function generateNodePools(): string {
+/**
+ * The NodePool the generated nodes belong to (`default`), as a karpenter.sh/v1 YAML document. `budget`:
+ * the disruption budget's `nodes` (e.g. `100%`), or `default` to leave budgets out (Karpenter's 10%).
+ */
+export function generateNodePools(budget = '10%'): string {
+  const budgets = budget === 'default' ? '' : `    budgets:\n      - nodes: "${budget}"\n`;
   return `apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata:
@@ -388,7 +406,5 @@ spec:
   disruption:
     consolidationPolicy: WhenEmptyOrUnderutilized
     consolidateAfter: 5m
-    budgets:
-      - nodes: "10%"
-`;
+${budgets}`;
 }

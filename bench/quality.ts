@@ -255,8 +255,8 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const passSeconds = (performance.now() - passStarted) / 1000;
     const planned = outcome.decisions.filter((d) => d.dryRunOnly !== undefined);
     const acted = mode === 'acting' ? outcome.decisions.filter((d) => d.dryRunOnly === undefined) : outcome.decisions;
-    if (pass === 1) firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + d.savingsPerHour, 0);
-    if (mode !== 'acting') plannedOnly += planned.reduce((s, d) => s + d.savingsPerHour, 0);
+    if (pass === 1) firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+    if (mode !== 'acting') plannedOnly += planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
     if (acted.length === 0) break;
     passes = pass;
     const done = carryOut(cluster, acted, pass, pools, nowMs);

@@ -82,6 +82,6 @@ fi
 
 # One-line JSON records are the function's logs and EMF metrics; the rest is the returned plan.
 echo "--- logs and metrics (JSON lines) ---"
-grep -E '^\{"(time|_aws)"' "$WORK/out" || true
+grep -E '^\{"(level|_aws)"' "$WORK/out" || true
 echo "--- plan ---"
-grep -vE '^\{"(time|_aws)"' "$WORK/out"
+grep -vE '^\{"(level|_aws)"' "$WORK/out"

@@ -24,7 +24,9 @@ import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
 import { planAroundInFlight } from '../core/disruption/inFlight.ts';
 import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
+import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
 import { parseDetail } from './act/commandDetail.ts';
+import { ledgerEntryFor } from '../core/state/ledger.ts';
 
 export interface PassDependencies {
   readonly readCluster: () => Promise<Cluster>;
@@ -61,6 +63,11 @@ export interface PassSettings {
   readonly nodePoolsFromCluster?: boolean;
   /** How large a replacement may be (default: 2x the largest node a move removes; null: unbounded). */
   readonly replacementBound?: ReplacementBound | null;
+  /**
+   * Record the pass in the store's ledger (issue 12), when the store keeps one. Default: for real passes
+   * (not dry runs). The replay turns it off: its passes are simulated.
+   */
+  readonly ledger?: boolean;
 }
 
 export interface PassResult {
@@ -135,7 +142,13 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     const catalog = catalogLoad.catalog;
     const observed = observeNodes(cluster, previous, nowMs);
     const pools = new Map(nodePools.map((p) => [p.name, p]));
-    const notes = [...(settings.notes ?? []), ...catalogLoad.warnings];
+    const notes = [
+      ...(settings.notes ?? []),
+      ...catalogLoad.warnings,
+      ...unmanagedClusterNote(cluster, nodePools),
+      ...orphanPodsNote(cluster),
+      ...unknownPriceNotes(cluster, nodePools, catalog, indexCatalog(catalog)),
+    ];
 
     // Next to Karpenter: a real run leaves alone the pools Karpenter also consolidates (coexistence.ts).
     const conflicts = karpenterConflicts({
@@ -219,8 +232,16 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     };
 
     const lowerBound = clusterLowerBound({ cluster: view.cluster, nodePools, catalog, verdicts: outcome.verdicts, inScope: outcome.evaluated });
-    const built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, lowerBound });
+    let built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, lowerBound, pods: cluster.pods });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
+    if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {
+      // Bookkeeping only: a ledger that cannot be written does not fail the pass, it says so.
+      try {
+        await store.appendLedger(ledgerEntryFor({ plan: built, cluster, catalog, commands: previous.commands, nowMs, ...(previous.cluster.lastSearchAt === undefined ? {} : { finishedAfterMs: previous.cluster.lastSearchAt }) }));
+      } catch (error) {
+        built = { ...built, notes: [...(built.notes ?? []), `the ledger entry of this pass was not written: ${(error as Error).message}`] };
+      }
+    }
     return { plan: built, leaseAcquired: true, outcome, state: stored, cluster, nodePools, catalog };
   }
 }

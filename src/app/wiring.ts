@@ -9,6 +9,7 @@
 //
 // A dry run must change nothing anywhere: `passDependencies(true)` hands out a catalog cache that reads
 // but never writes, and the handler neither takes the lease nor saves state nor acts.
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
@@ -36,7 +37,7 @@ import type { StateStore } from '../core/state/ports.ts';
 import { makeActor, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
 import type { Config } from './config.ts';
 import type { EventWriter } from './observability/events.ts';
-import type { Logger } from './observability/logger.ts';
+import { DISRUPTING_MESSAGE, disruptingNodesFields } from './observability/disruptionLog.ts';
 import type { Actor, PassDependencies, PassScope } from './runPass.ts';
 
 // ---------------------------------------------------------------------------------------------------
@@ -108,6 +109,7 @@ export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
         onAction: recordActionInStore(parts.store),
         loadNodePools: parts.loadNodePools,
         renewLease: () => parts.store.renewLease(context.owner, parts.clock(), parts.config.leaseTtlMs),
+        onCommandStarted: ({ commandId, decision, nodes: seen }) => context.log.info(DISRUPTING_MESSAGE, disruptingNodesFields(commandId, decision, seen)),
         ...(tuning.sleep === undefined ? {} : { sleep: tuning.sleep }),
       };
       return makeActor(
@@ -230,9 +232,9 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
   const nodes = kubeConfig === undefined ? undefined : new KubeNodeOperations(kubeConfig, { ...writerOptions, writer: kubeWriter! });
   const instances = new Ec2InstanceLauncher({
     client: ec2,
+    // The launcher tags its launches as this cluster's and checks the pool's launch template against
+    // the IAM policy (serverless.yml ConsolidatorPolicy) before launching.
     clusterName: config.clusterName,
-    // The IAM policy (serverless.yml) lets the function launch and terminate only instances tagged so.
-    extraTags: { [`kubernetes.io/cluster/${config.clusterName}`]: 'owned' },
   });
   const actuator = (overrides.actuator ?? createActuator(overrides.act))({
     config,
@@ -288,7 +290,7 @@ export async function readNodePoolsFromKubernetes(kubeConfig: KubeConfig, pageSi
   );
   const objects = items.map((item) => ({ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', ...(item as object) }));
   try {
-    const pools = parseNodePools(objects);
+    const pools = parseNodePools(objects, { fromApiServer: true });
     if (pools.length === 0) throw new InputError('', '', 'no NodePool (karpenter.sh/v1) found in the cluster');
     return pools;
   } catch (error) {

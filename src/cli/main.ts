@@ -8,23 +8,82 @@ import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPat
 import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
 import { InputError } from '../core/errors.ts';
 import { parseFeatureGates } from '../core/featureGates.ts';
+import { show } from '../core/input/fields.ts';
 import { defaultNodePool } from '../core/input/nodePools.ts';
+import { parseTimestamp } from '../core/input/time.ts';
 import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
-import { renderTable } from './table.ts';
+import { readClusterStdin, STDIN } from './stdin.ts';
+import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH, renderTable } from './table.ts';
+import { packageVersion } from './version.ts';
+import { replayCommand } from './replay.ts';
 
-const USAGE = `usage: eks-consolidator plan [--cluster FILE] [--catalog FILE] [--config FILE] [--state FILE]
-                            [--now ISO8601] [--format json|table] [--feature-gates NAME=BOOL,...]
+const USAGE = `usage: eks-consolidator plan [CLUSTER_FILE | -] [--cluster FILE] [--catalog FILE] [--config FILE]
+                             [--state FILE] [--now ISO8601] [-o, --format json|table|wide]
+                             [--wide] [--show-moves] [--color auto|always|never]
+                             [--feature-gates NAME=BOOL,...]
+       eks-consolidator replay [options]       (eks-consolidator replay --help)
+       eks-consolidator --help | --version`;
 
-Runs one consolidation pass offline, as a dry run, and prints the plan.
-With none of --cluster/--catalog/--config it plans the embedded demo.
-Exit codes: 0 plan printed, 2 bad input (nothing written), 1 internal error,
-3 the --state file is in use by another run.`;
+const HELP = `${USAGE}
+
+Runs one consolidation pass offline, as a dry run, and prints the plan. Nothing in the cluster is
+changed; the only file ever written is the --state file.
+
+Inputs (each file is JSON or a multi-document YAML stream):
+  CLUSTER_FILE, --cluster FILE
+                      the cluster: \`kubectl get nodes,pods,poddisruptionbudgets,daemonsets -A -o json\`.
+                      "-" reads it from standard input:
+                        kubectl get nodes,pods,pdb,ds -A -o json | eks-consolidator plan - -o table
+                      default: the bundled sample cluster (times replayed relative to --now)
+  --catalog FILE      instance types with capacity and offerings {zone, capacityType, price $/hour}
+                      default: the bundled us-east-1 catalog
+  --config FILE       karpenter.sh/v1 NodePool objects
+                      default: one NodePool "default" with the defaults of README "File formats"
+                      (with none of the three inputs: the embedded demo, its own NodePools included)
+  --state FILE        keeps pod-event times, grace periods and emptiness times between runs, as the
+                      Lambda keeps them in DynamoDB; a missing file is an empty state. default: none
+  --now ISO8601       the pass time, e.g. 2026-11-21T12:00:00Z. default: the current time
+  --feature-gates G   Karpenter's syntax, e.g. SpotToSpotConsolidation=true
+                      default: the FEATURE_GATES variable, else every gate off
+
+Output:
+  -o, --format F      json (default): the plan as JSON, the shape other tools read
+                      table: for a person; summary first, then decisions, then every node
+                      wide: the table without cutting names, lists or reasons (same as --wide)
+  --wide              table at full width: full node names, every instance type, one node per line
+  --show-moves        table: where each evicted pod is expected to land
+  --color WHEN        auto (default): colour only when stdout is a terminal; always; never.
+                      NO_COLOR set to anything but "" always means never.
+  -h, --help          this text
+  --version           the version
+
+Environment:
+  FEATURE_GATES       as --feature-gates, when the flag is not given
+  NO_COLOR            any non-empty value: no colour
+  EKS_CONSOLIDATOR_STATE_WAIT_MS
+                      how long to wait for a --state file another run holds. default: 10000
+
+Quantities are printed in Kubernetes units: cpu in cores or millicores (1930m), memory in Mi/Gi.
+Prices are US dollars; a month is 730 hours.
+
+Exit codes:
+  0  a plan was printed (also when it is empty)
+  1  internal error
+  2  bad input: the message names the file, the object and the field; nothing was written
+  3  the --state file is in use by another run (waited; nothing was planned or written)
+
+Also: eks-consolidator replay --help (pass after pass on a simulated cluster; what-if comparisons).`;
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly clock: () => number;
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Standard input, read whole (for `plan -`). */
+  readonly readStdin?: () => Promise<string>;
+  /** Whether stdout is a terminal, and its width (colour and the table's width follow them). */
+  readonly isTTY?: boolean;
+  readonly columns?: number;
 }
 
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
@@ -42,14 +101,24 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    io.stdout(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
+  if (command === undefined) {
+    io.stderr(`${USAGE}\n\nRun eks-consolidator --help for every flag, default and exit code.\n`);
+    return 2;
   }
+  if (command === '--help' || command === '-h' || command === 'help') {
+    io.stdout(`${HELP}\n`);
+    return 0;
+  }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    io.stdout(`eks-consolidator ${packageVersion()}\n`);
+    return 0;
+  }
+  if (command === 'replay') return replayCommand(rest, io);
   if (command !== 'plan') throw new InputError('', 'command', `unknown command "${command}"\n${USAGE}`);
   let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
   try {
-    values = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: [...rest],
       options: {
         cluster: { type: 'string' },
@@ -57,25 +126,40 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         config: { type: 'string' },
         state: { type: 'string' },
         now: { type: 'string' },
-        format: { type: 'string', default: 'json' },
+        format: { type: 'string', short: 'o', default: 'json' },
+        wide: { type: 'boolean' },
+        'show-moves': { type: 'boolean' },
+        color: { type: 'string', default: 'auto' },
         'feature-gates': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
       strict: true,
-      allowPositionals: false,
-    }).values;
+      allowPositionals: true,
+    }));
   } catch (error) {
     throw new InputError('', 'arguments', `${(error as Error).message}\n${USAGE}`);
   }
   if (values.help) {
-    io.stdout(`${USAGE}\n`);
+    io.stdout(`${HELP}\n`);
+    return 0;
+  }
+  if (values.version) {
+    io.stdout(`eks-consolidator ${packageVersion()}\n`);
     return 0;
   }
   const format = values.format as string;
-  if (format !== 'json' && format !== 'table') throw new InputError('', '--format', `"${format}" is not json or table`);
+  if (format !== 'json' && format !== 'table' && format !== 'wide') throw new InputError('', '--format', `"${format}" is not json, table or wide`);
+  const color = values.color as string;
+  if (color !== 'auto' && color !== 'always' && color !== 'never') throw new InputError('', '--color', `"${color}" is not auto, always or never`);
+  if (positionals.length > 1) throw new InputError('', 'arguments', `one cluster file at most, got ${positionals.map((p) => `"${p}"`).join(', ')}`);
+  if (positionals.length === 1) {
+    if (values.cluster !== undefined) throw new InputError('', 'arguments', `the cluster is given twice: "${positionals[0]}" and --cluster "${String(values.cluster)}"`);
+    values.cluster = positionals[0];
+  }
   const nowText = values.now as string | undefined;
-  const nowMs = nowText === undefined ? io.clock() : Date.parse(nowText);
-  if (Number.isNaN(nowMs)) throw new InputError('', '--now', `"${nowText}" is not an ISO 8601 time`);
+  const nowMs = nowText === undefined ? io.clock() : parseTimestamp(nowText);
+  if (typeof nowMs === 'string') throw new InputError('', '--now', `${show(nowText)} ${nowMs}`);
   const gates = parseFeatureGates((values['feature-gates'] as string | undefined) ?? io.env['FEATURE_GATES'], values['feature-gates'] !== undefined ? '--feature-gates' : 'FEATURE_GATES');
   const replacementBound = parseReplacementBound(io.env['REPLACEMENT_BOUND']);
 
@@ -89,7 +173,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 
   // Read every input before touching the state file, so bad input writes nothing (CONTRACT section 1).
   const [recorded, catalog, nodePools] = await Promise.all([
-    readClusterFile(clusterPath),
+    clusterPath === STDIN ? readClusterStdin(io) : readClusterFile(clusterPath),
     readCatalogFile(catalogPath),
     configPath === undefined ? Promise.resolve([defaultNodePool()]) : readNodePoolsFile(configPath),
   ]);
@@ -122,7 +206,21 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     );
     return EXIT_STATE_BUSY;
   }
-  io.stdout(format === 'table' ? renderTable(result.plan) : `${JSON.stringify(result.plan, null, 2)}\n`);
+  if (format === 'json') {
+    io.stdout(`${JSON.stringify(result.plan, null, 2)}\n`);
+  } else {
+    // NO_COLOR (no-color.org): any non-empty value turns colour off, whatever --color says.
+    const noColor = (io.env['NO_COLOR'] ?? '') !== '';
+    io.stdout(
+      renderTable(result.plan, {
+        wide: format === 'wide' || values.wide === true,
+        showMoves: values['show-moves'] === true,
+        color: !noColor && (color === 'always' || (color === 'auto' && io.isTTY === true)),
+        // A terminal narrower than the default gets a narrower table; a wider one keeps 120 (--wide for more).
+        width: Math.max(MIN_TABLE_WIDTH, Math.min(DEFAULT_TABLE_WIDTH, io.isTTY === true && io.columns ? io.columns : DEFAULT_TABLE_WIDTH)),
+      }),
+    );
+  }
   return 0;
 }
 

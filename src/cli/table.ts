@@ -1,67 +1,425 @@
-// `--format table`: the plan for a person. Same content as the JSON, laid out to be read.
-import { describeEfficiency } from '../core/efficiency/efficiency.ts';
-import { HOURS_PER_MONTH, type Plan } from '../core/plan.ts';
+// `--format table`: the plan for a person who will act on it. Same content as the JSON, laid out the way
+// kubectl lays things out: a summary first, then the decisions in the order they would be taken, then
+// every node grouped by outcome (acted on, kept, blocked) with what it holds and why.
+//
+// Width: 120 columns by default (or the terminal's, when narrower). Long lists are cut with a count
+// ("+4 more"), long cells with "…", and the reasons go on their own indented, wrapped line. `wide`
+// cuts nothing: full node names, every instance type, the reasons as the last column.
+// Colour only when asked for (the CLI decides: a terminal, no NO_COLOR), and never needed to read it.
+import { HOURS_PER_MONTH, type Decision, type Plan, type PlanEfficiency, type PlanNode } from '../core/plan.ts';
+import { balancedLines } from './balancedTable.ts';
 
-const money = (n: number) => `$${n.toFixed(4)}`;
+export const DEFAULT_TABLE_WIDTH = 120;
+export const MIN_TABLE_WIDTH = 60;
 
-function columns(rows: string[][]): string {
+export interface TableOptions {
+  /** Nothing cut or wrapped; full names. */
+  readonly wide?: boolean;
+  /** Where each evicted pod is expected to land, under each decision. */
+  readonly showMoves?: boolean;
+  /** ANSI colour. */
+  readonly color?: boolean;
+  /** Columns available (ignored when `wide`). Default 120. */
+  readonly width?: number;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Units
+
+const Mi = 1024 * 1024;
+const Gi = 1024 * Mi;
+
+/** `$0.0960`; unknown prices (absent or null) are `?`, never a made-up $0. */
+const money = (n: number | null | undefined) => (n === undefined || n === null ? '?' : `$${n.toFixed(4)}`);
+const monthly = (perHour: number) => `$${(perHour * HOURS_PER_MONTH).toFixed(2)}`;
+
+/** cpu as Kubernetes writes it: whole cores `4`, else millicores `1930m`; large odd values `15.9`. */
+export function formatCpu(millis: number): string {
+  if (millis % 1000 === 0) return `${millis / 1000}`;
+  if (millis >= 10_000) return `${(millis / 1000).toFixed(1)}`;
+  return `${Math.round(millis)}m`;
+}
+
+/** memory in binary units: `6.7Gi`, `512Mi`, `0`. */
+export function formatMemory(bytes: number): string {
+  if (bytes === 0) return '0';
+  if (bytes >= Gi) return `${Number((bytes / Gi).toFixed(1))}Gi`;
+  return `${Math.max(1, Math.round(bytes / Mi))}Mi`;
+}
+
+/** `575m/1930m`; on nodes of 10 cores or more both in cores, `1.7/15.9`, so the two read alike. */
+export function cpuPair(requestedMillis: number, allocatableMillis: number): string {
+  if (allocatableMillis >= 10_000) return `${(requestedMillis / 1000).toFixed(1)}/${(allocatableMillis / 1000).toFixed(1)}`;
+  return `${formatCpu(requestedMillis)}/${formatCpu(allocatableMillis)}`;
+}
+
+/** `4.6/6.7Gi` when both are in Gi (the unit once), else `140Mi/3Gi`. */
+export function memoryPair(requestedBytes: number, allocatableBytes: number): string {
+  const requested = formatMemory(requestedBytes);
+  const allocatable = formatMemory(allocatableBytes);
+  if (requested.endsWith('Gi') && allocatable.endsWith('Gi')) return `${requested.slice(0, -2)}/${allocatable}`;
+  return `${requested}/${allocatable}`;
+}
+
+const percent = (part: number, whole: number) => (whole > 0 ? `${Math.round((100 * part) / whole)}%` : '-');
+
+// ---------------------------------------------------------------------------------------------------
+// Colour
+
+const ANSI = { bold: '1', dim: '2', red: '31', green: '32', yellow: '33', cyan: '36' } as const;
+type Style = keyof typeof ANSI;
+
+function painter(enabled: boolean) {
+  return (style: Style, text: string) => (enabled && text !== '' ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Layout helpers
+
+/** Cuts text to `max` columns with an ellipsis. */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return max <= 1 ? text.slice(0, max) : `${text.slice(0, max - 1)}…`;
+}
+
+/** Words of `text` in lines of at most `width` columns, each after `indent` (a first line may be shorter). */
+function wrap(text: string, width: number, indent: string, firstIndent = indent): string[] {
+  const lines: string[] = [];
+  let line = firstIndent;
+  let lineStart = true;
+  for (const word of text.split(/\s+/).filter((w) => w !== '')) {
+    const candidate = lineStart ? `${line}${word}` : `${line} ${word}`;
+    if (!lineStart && candidate.length > width) {
+      lines.push(line);
+      line = `${indent}${word}`;
+    } else {
+      line = candidate;
+    }
+    lineStart = false;
+  }
+  if (!lineStart) lines.push(line);
+  return lines.map((l) => (l.length > width ? cut(l, width) : l));
+}
+
+/** As many items as fit in `max` columns, then `+N more`. */
+function listWithCount(items: readonly string[], max: number): string {
+  const all = items.join(', ');
+  if (all.length <= max) return all;
+  for (let n = items.length - 1; n >= 1; n--) {
+    const text = `${items.slice(0, n).join(', ')} +${items.length - n} more`;
+    if (text.length <= max) return text;
+  }
+  return `${cut(items[0] ?? '', Math.max(1, max - 8))} +${items.length - 1} more`;
+}
+
+interface Column {
+  readonly header: string;
+  /** May be cut with "…" when the row is too wide. */
+  readonly shrinkable?: boolean;
+  /** Never cut below this. */
+  readonly minWidth?: number;
+  readonly align?: 'right';
+}
+
+interface Cell {
+  readonly text: string;
+  readonly style?: Style;
+}
+
+/**
+ * Spaces before column `i`: two; in a tight grid one before a right-aligned (numeric) column, whose
+ * own padding mostly separates it (the node table needs those columns to fit in 120).
+ */
+const gapBefore = (columns: readonly Column[], i: number, tight = false) => (i === 0 ? 0 : tight && columns[i]!.align === 'right' ? 1 : 2);
+
+/**
+ * Rows under kubectl-style headers. When the rows are wider than `width`, the
+ * shrinkable columns are narrowed (widest first) down to their minimum.
+ */
+function grid(columns: readonly Column[], rows: readonly (readonly Cell[])[], width: number, paint: ReturnType<typeof painter>, tight = false): string[] {
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => r[i]?.text.length ?? 0)));
+  const total = () => widths.reduce((s, w, i) => s + w + gapBefore(columns, i, tight), 0);
+  while (total() > width) {
+    let widest = -1;
+    columns.forEach((c, i) => {
+      const floor = Math.max(c.minWidth ?? 8, c.header.length);
+      if (c.shrinkable && widths[i]! > floor && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
+    });
+    if (widest < 0) break;
+    widths[widest] = Math.max(Math.max(columns[widest]!.minWidth ?? 8, columns[widest]!.header.length), widths[widest]! - (total() - width));
+  }
+  const line = (cells: readonly Cell[], header: boolean) =>
+    cells
+      .map((cell, i) => {
+        const w = widths[i]!;
+        const text = cut(cell.text, w);
+        const last = i === cells.length - 1;
+        const padded = columns[i]!.align === 'right' ? text.padStart(w) : last ? text : text.padEnd(w);
+        const styled = header ? paint('bold', padded) : cell.style ? paint(cell.style, padded) : padded;
+        return `${' '.repeat(gapBefore(columns, i, tight))}${styled}`;
+      })
+      .join('')
+      .trimEnd();
+  return [line(columns.map((c) => ({ text: c.header })), true), ...rows.map((r) => line(r, false))];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The table
+
+type Outcome = 'delete' | 'replace' | 'kept' | 'blocked';
+
+function outcomeOf(node: PlanNode, plan: Plan): Outcome {
+  if (node.decision !== undefined) return plan.decisions[node.decision]!.action;
+  return node.candidate ? 'kept' : 'blocked';
+}
+
+const OUTCOME_STYLE: Record<Outcome, Style | undefined> = { delete: 'red', replace: 'yellow', kept: undefined, blocked: 'dim' };
+
+/**
+ * The DNS suffix every node name shares (`.ec2.internal`, `.us-west-2.compute.internal`): left out of
+ * the narrow table, where it costs 13-27 columns and tells nothing apart.
+ */
+function sharedSuffix(names: readonly string[]): string {
+  if (names.length === 0) return '';
+  const suffixes = names.map((n) => (n.includes('.') ? n.slice(n.indexOf('.')) : ''));
+  return suffixes.every((s) => s === suffixes[0]) ? suffixes[0]! : '';
+}
+
+/**
+ * The plan's efficiency (issue 11, core/efficiency): where the plan ends against the lower bound no plan
+ * can beat, what is left above it, and what keeps nodes where they are. Empty when the plan has none.
+ */
+function efficiencyLines(e: PlanEfficiency | undefined): string[] {
+  if (e === undefined) return [];
+  const end = `ends at ${money(e.endCostPerHour)} per hour (from ${money(e.startCostPerHour)})`;
+  const plannedOnly = e.plannedOnlyPerHour > 0 ? `; ${money(e.plannedOnlyPerHour)} per hour of the savings is in planned-only moves` : '';
+  const lines: string[] = [];
+  if (e.lowerBoundPerHour === null) {
+    lines.push(`efficiency: the plan ${end}; no lower bound (no capacity the NodePools allow can hold the pods)${plannedOnly}`);
+  } else {
+    const ratio = e.ratio === null ? '' : `, ${e.ratio.toFixed(3)}x the lower bound of ${money(e.lowerBoundPerHour)}`;
+    const left = e.leftPerHour ?? 0;
+    lines.push(
+      `efficiency: the plan ${end}${ratio === '' ? `, lower bound ${money(e.lowerBoundPerHour)}` : ratio} (no plan can end below it); ` +
+        `${money(left)} per hour, ${monthly(left)} per month left above it${plannedOnly}`,
+    );
+  }
+  const held = Object.entries(e.heldBack)
+    .filter(([, v]) => v.nodes > 0)
+    .sort((a, b) => b[1].pricePerHour - a[1].pricePerHour || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([cause, v]) => `${cause} ${v.nodes} node(s) ${money(v.pricePerHour)}/hr`);
+  if (held.length > 0) lines.push(`nodes held back: ${held.join(', ')}`);
+  return lines;
+}
+
+export function renderTable(plan: Plan, options: TableOptions = {}): string {
+  const wide = options.wide === true;
+  const width = wide ? Number.POSITIVE_INFINITY : Math.max(MIN_TABLE_WIDTH, options.width ?? DEFAULT_TABLE_WIDTH);
+  const paint = painter(options.color === true);
+  const suffix = wide ? '' : sharedSuffix(plan.nodes.map((n) => n.name));
+  const short = (name: string) => (suffix !== '' && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name);
+  const out: string[] = [];
+
+  out.push(paint('bold', `eks-consolidator plan at ${plan.evaluatedAt}${plan.dryRun ? ' (dry run: nothing is changed)' : ''}`));
+  for (const note of plan.notes ?? []) out.push(...wrap(note, width, '      ', 'note: '));
+  if (suffix !== '') out.push(paint('dim', `node names are shown without ${suffix} (--wide shows them whole)`));
+  out.push('');
+
+  // Summary: what a person checks first.
+  const counts: Record<Outcome, number> = { delete: 0, replace: 0, kept: 0, blocked: 0 };
+  for (const node of plan.nodes) counts[outcomeOf(node, plan)] += 1;
+  const savingsPerHour = plan.summary?.savingsPerHour ?? plan.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+  const podsToMove = plan.summary?.podsEvicted ?? plan.decisions.reduce((s, d) => s + d.evictedPods.length, 0);
+  out.push(paint('bold', 'SUMMARY'));
+  out.push(
+    `  ${plan.nodes.length} node(s) in NodePools: ${paint('red', `${counts.delete} to delete`)}, ${paint('yellow', `${counts.replace} to replace`)}, ` +
+      `${counts.kept} kept, ${counts.blocked} blocked; ${plan.decisions.length} decision(s), ${podsToMove} pod(s) to move`,
+  );
+  const outside = plan.summary?.nodesOutsideNodePools ?? 0;
+  if (outside > 0) out.push(`  ${outside} node(s) without a karpenter.sh/nodepool label: never disrupted, not listed (they still receive pods)`);
+  out.push(`  savings ${paint('green', `${money(savingsPerHour)} per hour, ${monthly(savingsPerHour)} per month`)} (${HOURS_PER_MONTH} h)`);
+  const withUsage = plan.nodes.filter((n) => n.usage !== undefined);
+  if (withUsage.length > 0) {
+    const sum = (f: (n: PlanNode) => number) => withUsage.reduce((s, n) => s + f(n), 0);
+    const cpuReq = sum((n) => n.usage!.cpuRequestedMillis);
+    const cpuAlloc = sum((n) => n.usage!.cpuAllocatableMillis);
+    const memReq = sum((n) => n.usage!.memoryRequestedBytes);
+    const memAlloc = sum((n) => n.usage!.memoryAllocatableBytes);
+    out.push(
+      `  requested: cpu ${formatCpu(cpuReq)} of ${formatCpu(cpuAlloc)} (${percent(cpuReq, cpuAlloc)}), ` +
+        `memory ${formatMemory(memReq)} of ${formatMemory(memAlloc)} (${percent(memReq, memAlloc)})`,
+    );
+  }
+  const priced = plan.nodes.filter((n) => n.pricePerHour !== undefined);
+  if (priced.length > 0) {
+    const cost = priced.reduce((s, n) => s + n.pricePerHour!, 0);
+    const unknown = plan.nodes.length - priced.length;
+    out.push(`  nodes cost ${money(cost)} per hour, ${monthly(cost)} per month${unknown > 0 ? ` (${unknown} node(s) of unknown price not counted)` : ''}`);
+  }
+  for (const line of efficiencyLines(plan.efficiency)) out.push(...wrap(line, width, '    ', '  '));
+  out.push('');
+
+  // Decisions.
+  if (plan.decisions.length === 0) {
+    out.push('DECISIONS: none. Nothing would be changed.');
+  } else {
+    out.push(paint('bold', 'DECISIONS, in the order they would be taken'));
+    out.push(...decisionLines(plan, { wide, width, paint, short, showMoves: options.showMoves === true }));
+  }
+  // Balanced pools: the scores of the moves taken and refused (none when no move was scored).
+  out.push(...balancedLines(plan, plainColumns));
+  out.push('');
+
+  // Nodes, grouped by outcome.
+  out.push(`${paint('bold', 'NODES')} (CPU and MEMORY: requested by the pods / allocatable, and the share requested)`);
+  if (plan.nodes.length === 0) out.push('  none: no node carries a karpenter.sh/nodepool label (see README, Troubleshooting)');
+  else out.push(...nodeLines(plan, { wide, width, paint, short }));
+  return `${out.join('\n')}\n`;
+}
+
+/** Rows padded into columns, two spaces apart (the first row is the header). */
+function plainColumns(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-export function renderTable(plan: Plan): string {
-  const out: string[] = [];
-  out.push(`eks-consolidator plan at ${plan.evaluatedAt}${plan.dryRun ? ' (dry run: nothing is changed)' : ''}`);
-  for (const note of plan.notes ?? []) out.push(`note: ${note}`);
-  out.push('');
+interface Layout {
+  readonly wide: boolean;
+  readonly width: number;
+  readonly paint: ReturnType<typeof painter>;
+  readonly short: (name: string) => string;
+}
 
-  if (plan.decisions.length === 0) {
-    out.push('Decisions: none. Nothing would be changed.');
-  } else {
-    out.push('Decisions, in the order they would be taken:');
-    const rows = [['#', 'METHOD', 'ACTION', 'NODES', 'REPLACEMENT', 'NOW $/HR', 'NEW $/HR', 'SAVES $/HR', 'SAVES $/MONTH', 'PODS']];
-    plan.decisions.forEach((d, i) => {
-      const r = d.replacements[0];
-      rows.push([
-        String(i + 1),
-        d.method,
-        d.action,
-        d.nodes.join(','),
-        r ? `${r.capacityType} ${r.instanceTypes.slice(0, 3).join('|')}${r.instanceTypes.length > 3 ? `|+${r.instanceTypes.length - 3}` : ''}${d.replacements.length > 1 ? ` (+${d.replacements.length - 1} more node(s))` : ''}` : '-',
-        money(d.currentPricePerHour),
-        money(d.replacementPricePerHour),
-        money(d.savingsPerHour),
-        `$${(d.savingsPerHour * HOURS_PER_MONTH).toFixed(2)}`,
-        String(d.evictedPods.length),
-      ]);
-    });
-    out.push(columns(rows));
-    const total = plan.decisions.reduce((s, d) => s + d.savingsPerHour, 0);
-    out.push('');
-    out.push(`Total savings: ${money(total)} per hour, $${(total * HOURS_PER_MONTH).toFixed(2)} per month (${HOURS_PER_MONTH} h).`);
-    plan.decisions.forEach((d, i) => {
-      if (d.dryRunOnly) out.push(`Decision ${i + 1} is planned only: ${d.dryRunOnly}.`);
-    });
+const DECISION_INDENT = '    ';
+
+function decisionLines(plan: Plan, layout: Layout & { showMoves: boolean }): string[] {
+  const { wide, width, paint, short } = layout;
+  // NODES comes last: it is the one cell of unbounded length, and gets the columns left over.
+  const columns: Column[] = [
+    { header: '#', align: 'right' },
+    { header: 'ACTION' },
+    { header: 'METHOD' },
+    { header: 'REASON' },
+    { header: 'PODS', align: 'right' },
+    { header: 'NOW $/HR', align: 'right' },
+    { header: 'NEW $/HR', align: 'right' },
+    { header: 'SAVES $/HR', align: 'right' },
+    { header: 'SAVES $/MONTH', align: 'right' },
+    { header: 'NODES', shrinkable: true, minWidth: 16 },
+  ];
+  const blocks: string[][] = [];
+  const rows = plan.decisions.map((d, i) => {
+    const style = d.action === 'delete' ? 'red' : 'yellow';
+    return [
+      { text: String(i + 1) },
+      { text: d.action, style },
+      { text: d.move ? `${d.method} (${d.move})` : d.method },
+      { text: d.reason },
+      { text: String(d.evictedPods.length) },
+      { text: money(d.currentPricePerHour) },
+      { text: money(d.replacementPricePerHour) },
+      { text: money(d.savingsPerHour), style: 'green' },
+      { text: d.savingsPerHour === null ? '?' : monthly(d.savingsPerHour), style: 'green' },
+    ] satisfies Cell[] as Cell[];
+  });
+  const used = columns.slice(0, -1).reduce((sum, c, i) => sum + gapBefore(columns, i) + Math.max(c.header.length, ...rows.map((r) => r[i]!.text.length)), 0);
+  const nodesMax = wide ? Number.POSITIVE_INFINITY : Math.max(16, width - used - 2);
+  plan.decisions.forEach((d, i) => rows[i]!.push({ text: listWithCount(d.nodes.map(short), nodesMax) }));
+  const [header, ...lines] = grid(columns, rows, width, paint);
+  plan.decisions.forEach((d, i) => blocks.push([lines[i]!, ...decisionDetail(d, layout)]));
+  return [header!, ...blocks.flat()];
+}
+
+function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): string[] {
+  const { wide, width, paint, short } = layout;
+  const out: string[] = [];
+  const typesMax = wide ? Number.POSITIVE_INFINITY : 3;
+  for (const r of d.replacements) {
+    const types = r.instanceTypes.length <= typesMax ? r.instanceTypes.join(', ') : `${r.instanceTypes.slice(0, typesMax).join(', ')} +${r.instanceTypes.length - typesMax} more`;
+    const text = `launch: ${r.capacityType} ${types} in ${r.zones.join(', ')} from NodePool ${r.nodePool} at ${money(r.pricePerHour)}/hr`;
+    out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}        `, DECISION_INDENT)));
   }
-  if (plan.efficiency) {
-    out.push('');
-    out.push(describeEfficiency(plan.efficiency));
+  if (d.dryRunOnly !== undefined) {
+    const text = `planned only, not carried out: ${d.dryRunOnly}`;
+    out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}    `, DECISION_INDENT)).map((l) => paint('yellow', l)));
   }
-  out.push('');
-  out.push('Nodes:');
-  const rows = [['NODE', 'POOL', 'TYPE', '$/HR', 'OUTCOME', 'WHY']];
-  for (const n of plan.nodes) {
-    const outcome = n.decision !== undefined ? `${plan.decisions[n.decision]!.action} (#${n.decision + 1})` : n.candidate ? 'kept' : 'blocked';
-    const why = n.decision !== undefined ? plan.decisions[n.decision]!.summary ?? '' : n.reasons.join('; ');
-    rows.push([
-      n.name,
-      n.nodePool,
-      `${n.instanceType ?? '?'}${n.capacityType === 'spot' ? ' (spot)' : ''}`,
-      n.pricePerHour !== undefined ? money(n.pricePerHour) : '?',
-      outcome,
-      why,
-    ]);
+  if (d.summary !== undefined) {
+    const text = `why: ${d.summary}`;
+    out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}     `, DECISION_INDENT)).map((l) => paint('dim', l)));
   }
-  out.push(columns(rows));
-  return `${out.join('\n')}\n`;
+  if (layout.showMoves) {
+    if (d.evictedPods.length === 0) out.push(`${DECISION_INDENT}moves: no pod to move`);
+    const byDestination = new Map<string, string[]>();
+    for (const pod of d.evictedPods) {
+      const to = d.podDestinations?.[pod];
+      const key = to === undefined ? 'unknown' : to.startsWith('replacement') ? `${to} (new node)` : short(to);
+      byDestination.set(key, [...(byDestination.get(key) ?? []), pod]);
+    }
+    let first = true;
+    for (const [to, pods] of byDestination) {
+      const lead = first ? `${DECISION_INDENT}moves: ` : `${DECISION_INDENT}       `;
+      first = false;
+      const text = `-> ${paint('cyan', to)}: ${pods.join(', ')}`;
+      // Wrapping counts visible columns: measure without the colour codes.
+      if (wide) out.push(`${lead}${text}`);
+      else {
+        const plain = `-> ${to}: ${pods.join(', ')}`;
+        const wrapped = wrap(plain, width, `${DECISION_INDENT}          `, lead);
+        wrapped[0] = wrapped[0]!.replace(`-> ${to}:`, `-> ${paint('cyan', to)}:`);
+        out.push(...wrapped);
+      }
+    }
+  }
+  return out;
+}
+
+function nodeLines(plan: Plan, layout: Layout): string[] {
+  const { wide, width, paint, short } = layout;
+  const order: Outcome[] = ['delete', 'replace', 'kept', 'blocked'];
+  const nodes = [...plan.nodes].sort((a, b) => {
+    const byOutcome = order.indexOf(outcomeOf(a, plan)) - order.indexOf(outcomeOf(b, plan));
+    return byOutcome !== 0 ? byOutcome : (a.decision ?? 0) - (b.decision ?? 0);
+  });
+  const columns: Column[] = [
+    { header: 'NODE', shrinkable: true, minWidth: 14 },
+    { header: 'POOL', shrinkable: true, minWidth: 6 },
+    { header: 'ZONE' },
+    { header: 'TYPE', shrinkable: true, minWidth: 11 },
+    { header: 'CAPACITY' },
+    { header: 'CPU', align: 'right' },
+    { header: 'MEMORY', align: 'right' },
+    { header: 'PODS', align: 'right' },
+    { header: '$/HR', align: 'right' },
+    { header: 'OUTCOME' },
+    ...(wide ? [{ header: 'WHY' }] : []),
+  ];
+  const whyOf = (n: PlanNode) => (n.decision !== undefined ? `see decision #${n.decision + 1}` : n.reasons.join('; '));
+  const rows = nodes.map((n) => {
+    const outcome = outcomeOf(n, plan);
+    const u = n.usage;
+    const cells: Cell[] = [
+      { text: short(n.name) },
+      { text: n.nodePool },
+      { text: n.zone ?? '?' },
+      { text: n.instanceType ?? '?' },
+      { text: n.capacityType ?? '?' },
+      { text: u ? `${cpuPair(u.cpuRequestedMillis, u.cpuAllocatableMillis)} ${percent(u.cpuRequestedMillis, u.cpuAllocatableMillis)}` : '?' },
+      { text: u ? `${memoryPair(u.memoryRequestedBytes, u.memoryAllocatableBytes)} ${percent(u.memoryRequestedBytes, u.memoryAllocatableBytes)}` : '?' },
+      { text: u ? String(u.pods) : '?' },
+      { text: n.pricePerHour === undefined ? '?' : n.pricePerHour.toFixed(4) },
+      { text: n.decision !== undefined ? `${outcome} #${n.decision + 1}` : outcome, ...(OUTCOME_STYLE[outcome] ? { style: OUTCOME_STYLE[outcome] } : {}) },
+    ];
+    if (wide) cells.push({ text: whyOf(n) });
+    return cells;
+  });
+  const [header, ...lines] = grid(columns, rows, width, paint, true);
+  const out = [header!];
+  nodes.forEach((n, i) => {
+    out.push(lines[i]!);
+    // Disrupted nodes point at their decision (the why is there); the others say why on their own line.
+    if (!wide && n.decision === undefined && n.reasons.length > 0) {
+      out.push(...wrap(`why: ${n.reasons.join('; ')}`, width, '         ', '    ').map((l) => paint('dim', l)));
+    }
+  });
+  return out;
 }

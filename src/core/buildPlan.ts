@@ -4,7 +4,9 @@ import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disr
 import { formatTime } from './disruption/text.ts';
 import { planEfficiency } from './efficiency/efficiency.ts';
 import type { LowerBound } from './efficiency/lowerBound.ts';
-import { HOURS_PER_MONTH, type Plan, type PlanNode } from './plan.ts';
+import type { Node, Pod } from './model/types.ts';
+import { HOURS_PER_MONTH, type NodeUsage, type Plan, type PlanNode } from './plan.ts';
+import { CPU, MEMORY, PODS } from './scheduling/resources.ts';
 
 export interface PlanContext {
   readonly nowMs: number;
@@ -15,6 +17,33 @@ export interface PlanContext {
   readonly nodeReasons?: ReadonlyMap<string, readonly string[]>;
   /** The lower bound for this cluster (efficiency/lowerBound.ts); the plan gets `efficiency` with it. */
   readonly lowerBound?: LowerBound;
+  /** The cluster's pods, for each node's requested/allocatable figures (omitted: no `usage`). */
+  readonly pods?: readonly Pod[];
+}
+
+/** Sums the requests of the pods still holding resources on each node. */
+function usageByNode(pods: readonly Pod[]): Map<string, { cpu: number; memory: number; pods: number }> {
+  const byNode = new Map<string, { cpu: number; memory: number; pods: number }>();
+  for (const pod of pods) {
+    if (pod.nodeName === undefined || pod.phase === 'Succeeded' || pod.phase === 'Failed') continue;
+    const sum = byNode.get(pod.nodeName) ?? { cpu: 0, memory: 0, pods: 0 };
+    sum.cpu += pod.requests[CPU] ?? 0;
+    sum.memory += pod.requests[MEMORY] ?? 0;
+    sum.pods += 1;
+    byNode.set(pod.nodeName, sum);
+  }
+  return byNode;
+}
+
+function nodeUsage(node: Node, used: { cpu: number; memory: number; pods: number } | undefined): NodeUsage {
+  return {
+    cpuRequestedMillis: Math.round(used?.cpu ?? 0),
+    cpuAllocatableMillis: Math.round(node.allocatable[CPU] ?? 0),
+    memoryRequestedBytes: Math.round(used?.memory ?? 0),
+    memoryAllocatableBytes: Math.round(node.allocatable[MEMORY] ?? 0),
+    pods: used?.pods ?? 0,
+    podsAllocatable: node.allocatable[PODS] ?? 0,
+  };
 }
 
 const NOTHING_FOUND = 'considered, but no deletion, replacement or merge that saves money was found';
@@ -22,6 +51,7 @@ const NOTHING_FOUND = 'considered, but no deletion, replacement or merge that sa
 export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const nodes: PlanNode[] = [];
   const nodePrices = new Map<string, number>();
+  const used = ctx.pods === undefined ? undefined : usageByNode(ctx.pods);
   for (const verdict of outcome.verdicts) {
     if (verdict.poolName === undefined) continue; // CONTRACT: one entry per node of a NodePool
     const name = verdict.node.name;
@@ -48,20 +78,24 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       ...(verdict.node.instanceType ? { instanceType: verdict.node.instanceType } : {}),
       ...(verdict.node.capacityType ? { capacityType: verdict.node.capacityType } : {}),
       ...(verdict.node.zone ? { zone: verdict.node.zone } : {}),
+      ...(used !== undefined ? { usage: nodeUsage(verdict.node, used.get(name)) } : {}),
     });
   }
-  const savingsPerHour = roundMoney(outcome.decisions.reduce((sum, d) => sum + d.savingsPerHour, 0));
+  // Decisions of unknown savings count as nothing here; a note says which nodes have no price.
+  const savingsPerHour = roundMoney(outcome.decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0));
   return {
     dryRun: ctx.dryRun,
     evaluatedAt: formatTime(ctx.nowMs),
     decisions: outcome.decisions,
     nodes,
+    ...(outcome.rejectedMoves.length > 0 ? { rejectedMoves: outcome.rejectedMoves } : {}),
     notes: ctx.notes ?? [],
     summary: {
       savingsPerHour,
       savingsPerMonth: Math.round(savingsPerHour * HOURS_PER_MONTH * 100) / 100,
       nodesDisrupted: outcome.disruptedBy.size,
       podsEvicted: outcome.decisions.reduce((sum, d) => sum + d.evictedPods.length, 0),
+      nodesOutsideNodePools: outcome.verdicts.filter((v) => v.poolName === undefined).length,
     },
     ...(ctx.lowerBound ? { efficiency: planEfficiency(outcome, outcome.decisions, ctx.lowerBound, nodePrices) } : {}),
   };

@@ -17,15 +17,54 @@ export interface PlannedReplacement {
   readonly worstPricePerHour: number;
 }
 
+/**
+ * Extension: how one source pool of a move scored under `consolidationPolicy: Balanced`
+ * (core/disruption/balancedScore.ts). Fractions are of the pool's totals at the start of the pass.
+ */
+export interface ConsolidationScore {
+  readonly nodePool: string;
+  /** The tolerance: approved when score >= 1/k. */
+  readonly k: number;
+  readonly threshold: number;
+  /** The pool's share of the move's net savings, $/hour. */
+  readonly savingsPerHour: number;
+  /** Disruption of the pool's moved nodes: 1 per node plus each moved pod's eviction cost (negatives as 0). */
+  readonly disruptionCost: number;
+  /** Price of every node of the pool, $/hour. */
+  readonly poolCostPerHour: number;
+  readonly poolDisruptionCost: number;
+  readonly savingsFraction: number;
+  readonly disruptionFraction: number;
+  /** savingsFraction / disruptionFraction; 0 when nothing is saved. */
+  readonly score: number;
+  readonly approved: boolean;
+}
+
+/** Extension: a move a Balanced pool's score turned down. */
+export interface RejectedMove {
+  readonly method: ConsolidationMethodName;
+  /** Set when the move was an m-to-n repack (see Decision.move). */
+  readonly move?: 'm-to-n';
+  readonly nodes: readonly string[];
+  /** Absent when the move was refused on its best case (`bound`) before a replacement was sought. */
+  readonly action?: 'delete' | 'replace';
+  readonly savingsPerHour: number;
+  /** True when scored as an outright delete before simulating: no move of these nodes could pass. */
+  readonly bound: boolean;
+  readonly scores: readonly ConsolidationScore[];
+}
+
 export interface Decision {
   readonly method: ConsolidationMethodName;
   readonly reason: DisruptionReason;
   readonly action: 'delete' | 'replace';
   readonly nodes: readonly string[];
   readonly replacements: readonly PlannedReplacement[];
-  readonly currentPricePerHour: number;
+  /** Null when the price of a node in `nodes` is unknown (never shown as $0). */
+  readonly currentPricePerHour: number | null;
   readonly replacementPricePerHour: number;
-  readonly savingsPerHour: number;
+  /** Null when `currentPricePerHour` is. */
+  readonly savingsPerHour: number | null;
   readonly disruptionCost: number;
   /** `namespace/name` of every pod that would be evicted. */
   readonly evictedPods: readonly string[];
@@ -40,6 +79,8 @@ export interface Decision {
    * move with more than one replacement, which one command cannot launch safely.
    */
   readonly dryRunOnly?: string;
+  /** Extension: the Balanced scores that approved the move (absent when no source pool is Balanced). */
+  readonly scores?: readonly ConsolidationScore[];
 }
 
 export interface PlanNode {
@@ -57,6 +98,21 @@ export interface PlanNode {
   readonly instanceType?: string;
   readonly capacityType?: CapacityType;
   readonly zone?: string;
+  /** Extension: what the node's pods request against what it can hold (kubectl describe node's view). */
+  readonly usage?: NodeUsage;
+}
+
+/**
+ * Requests of the pods bound to a node (not finished: Succeeded and Failed pods hold nothing),
+ * daemonset and mirror pods included, against the node's allocatable. cpu in millicores, memory in bytes.
+ */
+export interface NodeUsage {
+  readonly cpuRequestedMillis: number;
+  readonly cpuAllocatableMillis: number;
+  readonly memoryRequestedBytes: number;
+  readonly memoryAllocatableBytes: number;
+  readonly pods: number;
+  readonly podsAllocatable: number;
 }
 
 /**
@@ -86,6 +142,8 @@ export interface Plan {
   readonly evaluatedAt: string;
   readonly decisions: readonly Decision[];
   readonly nodes: readonly PlanNode[];
+  /** Extension: moves that `consolidationPolicy: Balanced` scored and refused (absent when none). */
+  readonly rejectedMoves?: readonly RejectedMove[];
   /** Extension: pass-level notes (stabilization hold, skipped search, catalog warnings). */
   readonly notes?: readonly string[];
   /** Extension: totals for a person. */
@@ -94,6 +152,8 @@ export interface Plan {
     readonly savingsPerMonth: number;
     readonly nodesDisrupted: number;
     readonly podsEvicted: number;
+    /** Nodes without a `karpenter.sh/nodepool` label: never disrupted, not in `nodes`, still receive pods. */
+    readonly nodesOutsideNodePools?: number;
   };
   /** Extension: see PlanEfficiency. */
   readonly efficiency?: PlanEfficiency;

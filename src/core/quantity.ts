@@ -139,7 +139,13 @@ export function parseResources(record: unknown, fieldPath: string, object = ''):
       throw error;
     }
     if (isNegative(quantity)) throw new InputError(object, field, `${JSON.stringify(value)} must not be negative`);
-    out[name] = name === 'cpu' ? cpuMillis(quantity) : baseUnits(quantity);
+    const amount = name === 'cpu' ? cpuMillis(quantity) : baseUnits(quantity);
+    // Beyond 2^53 the model's numbers lose exactness (and 1e400 would become Infinity): no real
+    // resource amount comes near (2^53 bytes is 8 PiB).
+    if (!Number.isSafeInteger(amount)) {
+      throw new InputError(object, field, `${JSON.stringify(value).slice(0, 60)} is too large for a resource amount`);
+    }
+    out[name] = amount;
   }
   return out;
 }

@@ -12,19 +12,25 @@
 // observed state, records node events, and acts through the actuator within the remaining time. A pass that finds the lease
 // held returns `{ skipped: 'lease held' }` and does nothing else.
 //
-// Configuration is read once, when the module loads (cold start). A bad value is logged at once and
-// every invocation then fails with the same `ConfigError` naming the variable.
+// Configuration is read once per container, when the handler is built (the deployed `handler` exports
+// build it on the first invocation). A bad value is logged at once and every invocation then fails
+// with the same `ConfigError` naming the variable.
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { MiddlewareObj } from '@middy/core';
 import { ConfigError, loadConfig, type Config, type Env } from '../app/config.ts';
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type PublishReport } from '../app/observability/events.ts';
-import { Logger, stdoutSink, type LineSink } from '../app/observability/logger.ts';
-import { actionMetrics, MetricsRecorder, passMetrics } from '../app/observability/metrics.ts';
+import { actionMetrics, METRICS_NAMESPACE, passMetrics, publishMetrics, SERVICE_NAME } from '../app/observability/metrics.ts';
 import type { ExecutionReport } from '../app/act/types.ts';
 import { runPass, type Actor, type PassScope } from '../app/runPass.ts';
-import { buildRuntime, type CatalogInfo, type Runtime, type WiringOverrides } from '../app/wiring.ts';
+// Type-only: the wiring (and with it the AWS SDK and the Kubernetes client, most of the bundle) is
+// loaded on the first invocation, not when Lambda loads the module (README: cold start).
+import type { CatalogInfo, Runtime, WiringOverrides } from '../app/wiring.ts';
 import type { Plan } from '../core/plan.ts';
 
 export type FunctionName = 'consolidate' | 'emptiness';
@@ -39,8 +45,6 @@ export interface HandlerDeps {
   readonly env?: Env;
   /** Clients and the actuator (tests inject these). */
   readonly overrides?: WiringOverrides;
-  /** Where log and EMF lines go. Default: stdout. */
-  readonly sink?: LineSink;
   /** The clock, epoch ms. Default: Date.now. */
   readonly clock?: () => number;
 }
@@ -101,41 +105,65 @@ export function parseInvocation(event: unknown): Invocation {
   return { trigger, requestedDryRun: dryRun };
 }
 
-/** Middy middleware: checks the payload before any work, and logs a failed invocation once, as JSON. */
-function invocationGuard(log: () => Logger): MiddlewareObj<PassEvent, HandlerResponse, Error, Context> {
+/**
+ * Middy middleware: gives the invocation's own metrics their `function` dimension, checks the payload
+ * before any work, and on any failure (configuration, payload, the pass) logs it once and counts it in
+ * eks_consolidator_pass_errors_total (flushed by logMetrics, which runs after it).
+ */
+function invocationGuard(log: Logger, metrics: Metrics, functionName: FunctionName): MiddlewareObj<PassEvent, HandlerResponse, Error, Context> {
   return {
     before: (request) => {
+      metrics.addDimension('function', functionName);
       parseInvocation(request.event);
     },
     onError: (request) => {
       const error = request.error;
-      log().error('invocation failed', { passId: request.context?.awsRequestId, error });
+      metrics.addMetric('eks_consolidator_pass_errors_total', MetricUnit.Count, 1);
+      log.error('invocation failed', { passId: request.context?.awsRequestId, error });
     },
   };
 }
 
+/** A Lambda handler that builds the real one on its first call and keeps it for the warm ones. */
+export function builtOnFirstCall<H extends (event: PassEvent, context: Context) => Promise<HandlerResponse>>(build: () => H) {
+  let built: H | undefined;
+  return (event: PassEvent, context: Context): Promise<HandlerResponse> => {
+    built ??= build();
+    return built(event, context);
+  };
+}
+
 export function createPassHandler(functionName: FunctionName, deps: HandlerDeps = {}) {
-  const sink = deps.sink ?? stdoutSink;
   const clock = deps.clock ?? deps.overrides?.clock ?? Date.now;
   const env = deps.env ?? process.env;
   const scope = SCOPE[functionName];
 
+  // Powertools writes the JSON log lines and the EMF documents to stdout (as CloudWatch Logs reads them).
+  // The logger's level comes from LOG_LEVEL through the configuration; until that is read, the default.
+  const log = new Logger({ serviceName: SERVICE_NAME, persistentKeys: { function: functionName } });
   let config: Config | undefined;
   let configError: unknown;
-  let log = new Logger(sink, 'info', { function: functionName }, clock);
   try {
     config = loadConfig(env);
-    log = new Logger(sink, config.logLevel, { function: functionName, cluster: config.clusterName }, clock);
+    log.setLogLevel(config.logLevel.toUpperCase() as Uppercase<Config['logLevel']>);
+    log.appendPersistentKeys({ cluster: config.clusterName });
   } catch (error) {
     configError = error;
     const fields = error instanceof ConfigError ? { variable: error.variable, problem: error.problem } : { error };
     log.error(`invalid configuration: every invocation will fail until it is fixed: ${(error as Error).message}`, fields);
   }
+  const metrics = new Metrics({
+    namespace: METRICS_NAMESPACE,
+    serviceName: SERVICE_NAME,
+    // Its own warnings (e.g. a timestamp out of range) as JSON log lines too.
+    logger: log,
+    ...(config === undefined ? {} : { defaultDimensions: { cluster: config.clusterName } }),
+  });
 
   // Built on the first invocation, kept for the warm ones. A failed build is retried next time.
   let runtime: Promise<Runtime> | undefined;
   const getRuntime = (cfg: Config): Promise<Runtime> => {
-    runtime ??= buildRuntime(cfg, { ...deps.overrides, clock }).catch((error: unknown) => {
+    runtime ??= import('../app/wiring.ts').then(({ buildRuntime }) => buildRuntime(cfg, { ...deps.overrides, clock })).catch((error: unknown) => {
       runtime = undefined;
       throw error;
     });
@@ -150,8 +178,9 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
     const passId = context.awsRequestId;
     const invocation = parseInvocation(event);
     const dryRun = cfg.dryRun || invocation.requestedDryRun === true;
-    const passLog = log.child({ passId, dryRun });
-    const metrics = new MetricsRecorder(sink, { cluster: cfg.clusterName });
+    // Temporary keys: injectLambdaContext({ resetKeys: true }) clears them after the invocation.
+    log.appendKeys({ passId, dryRun });
+    const passLog = log;
     const notes: string[] = [];
     if (invocation.requestedDryRun === false && cfg.dryRun) {
       notes.push('the event asked for dryRun=false, but DRY_RUN=true for this deployment: dry run (an event can only make a run drier)');
@@ -222,11 +251,11 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
       );
       const durationMs = clock() - startedAt;
       const pass = { id: passId, function: functionName, scope, trigger: invocation.trigger, durationMs };
-      metrics.add('eks_consolidator_pass_duration_seconds', 'Seconds', durationMs / 1000, { function: functionName });
+      metrics.addMetric('eks_consolidator_pass_duration_seconds', MetricUnit.Seconds, durationMs / 1000);
 
       if (!result.leaseAcquired) {
         const lease = await rt.store.readLease().catch(() => undefined);
-        metrics.add('eks_consolidator_pass_skipped_total', 'Count', 1, { function: functionName, reason: 'lease_held' });
+        publishMetrics(metrics, [{ name: 'eks_consolidator_pass_skipped_total', unit: 'Count', value: 1, dimensions: { function: functionName, reason: 'lease_held' } }]);
         passLog.info('pass skipped: another pass holds the lease', { heldBy: lease?.owner, durationMs });
         return {
           skipped: 'lease held',
@@ -235,8 +264,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
         };
       }
 
-      metrics.addAll(passMetrics(result, scope, startedAt));
-      metrics.addAll(actionMetrics(actions as ExecutionReport | undefined));
+      publishMetrics(metrics, [...passMetrics(result, scope, startedAt), ...actionMetrics(actions as ExecutionReport | undefined)]);
       const { plan } = result;
       for (const decision of plan.decisions) {
         passLog.info(dryRun ? 'decision planned' : 'decision taken', {
@@ -270,13 +298,16 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
         ...(events === undefined ? {} : { events }),
       };
     } catch (error) {
-      metrics.add('eks_consolidator_pass_errors_total', 'Count', 1, { function: functionName });
-      metrics.add('eks_consolidator_pass_duration_seconds', 'Seconds', (clock() - startedAt) / 1000, { function: functionName });
+      metrics.addMetric('eks_consolidator_pass_duration_seconds', MetricUnit.Seconds, (clock() - startedAt) / 1000);
       throw error;
-    } finally {
-      metrics.flush(clock());
     }
   };
 
-  return middy<PassEvent, HandlerResponse, Error, Context>(run).use(invocationGuard(() => log));
+  // injectLambdaContext adds the request id, function name, ARN, memory and cold start to every line;
+  // logMetrics flushes the pass's own metrics (duration, errors) after the invocation, failed or not.
+  // Middy runs `after`/`onError` in reverse order: the guard counts a failure before logMetrics flushes.
+  return middy<PassEvent, HandlerResponse, Error, Context>(run)
+    .use(injectLambdaContext(log, { resetKeys: true }))
+    .use(logMetrics(metrics))
+    .use(invocationGuard(log, metrics, functionName));
 }

@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 function setup() {
-  ec2 = new FakeEc2();
+  ec2 = new FakeEc2({ clusterName: 'prod' });
   return { ec2, launcher: new Ec2InstanceLauncher({ client: ec2.client, clusterName: 'prod', extraTags: { team: 'platform' } }) };
 }
 
@@ -44,17 +44,19 @@ describe('Ec2InstanceLauncher.launch', () => {
       ],
     });
     expect(input.SpotOptions).toBeUndefined();
+    // The IAM policy wants these tags in the request on the instance, its volumes and the fleet.
+    const tags = expect.arrayContaining([
+      { Key: 'eks-consolidator/managed', Value: 'true' },
+      { Key: 'kubernetes.io/cluster/prod', Value: 'owned' },
+      { Key: 'eks-consolidator/command', Value: 'cmd-42' },
+      { Key: 'karpenter.sh/nodepool', Value: 'default' },
+      { Key: 'Name', Value: 'prod/default' },
+      { Key: 'team', Value: 'platform' },
+    ]);
     expect(input.TagSpecifications).toEqual([
-      {
-        ResourceType: 'instance',
-        Tags: expect.arrayContaining([
-          { Key: 'eks-consolidator/managed', Value: 'true' },
-          { Key: 'eks-consolidator/command', Value: 'cmd-42' },
-          { Key: 'karpenter.sh/nodepool', Value: 'default' },
-          { Key: 'Name', Value: 'prod/default' },
-          { Key: 'team', Value: 'platform' },
-        ]),
-      },
+      { ResourceType: 'instance', Tags: tags },
+      { ResourceType: 'volume', Tags: tags },
+      { ResourceType: 'fleet', Tags: tags },
     ]);
     expect(clientToken('cmd-42').length).toBeLessThanOrEqual(64);
   });
@@ -111,6 +113,29 @@ describe('Ec2InstanceLauncher.launch', () => {
     await expect(launcher.launch(request({}, { ...POOL, launch: {} }))).rejects.toMatchObject({ failure: 'configuration', message: expect.stringMatching(/launch-template/) });
     await expect(launcher.launch(request({ zones: ['us-east-1c'] }))).rejects.toMatchObject({ failure: 'configuration', message: expect.stringMatching(/allowed zone/) });
     expect(ec2.fleetRequests).toEqual([]);
+  });
+
+  const owned = { 'kubernetes.io/cluster/prod': 'owned' };
+  it.each([
+    ['does not exist', undefined, 'on-demand', /launch template lt-0abc123 \(NodePool "default"\) does not exist|does not exist/],
+    ['is another cluster’s', { tags: { 'kubernetes.io/cluster/other': 'owned' }, tagSpecifications: { 'network-interface': owned } }, 'on-demand', /is not tagged kubernetes\.io\/cluster\/prod=owned/],
+    ['does not tag network interfaces', { tags: owned, tagSpecifications: { instance: owned } }, 'on-demand', /does not tag network-interface with kubernetes\.io\/cluster\/prod=owned/],
+    ['does not tag spot requests (a spot launch)', { tags: owned, tagSpecifications: { 'network-interface': owned } }, 'spot', /does not tag spot-instances-request/],
+  ] as const)('refuses, before CreateFleet, a launch template the IAM policy would refuse: one that %s', async (_name, template, capacityType, message) => {
+    const { ec2, launcher } = setup();
+    ec2.launchTemplates.set('placeholder', { id: 'lt-0placeholder', name: 'placeholder', tags: {}, tagSpecifications: {} });
+    if (template !== undefined) ec2.launchTemplates.set('lt-0abc123', { id: 'lt-0abc123', name: 'nodes', ...template });
+    const error = await launcher.launch(request({ capacityType })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LaunchError);
+    expect(error).toMatchObject({ failure: 'configuration', message: expect.stringMatching(message) });
+    expect(ec2.fleetRequests).toEqual([]);
+  });
+
+  it('launches from a template tagged as the policy wants, also on spot', async () => {
+    const { ec2, launcher } = setup();
+    ec2.launchTemplates.set('lt-0abc123', { id: 'lt-0abc123', name: 'nodes', tags: owned, tagSpecifications: { 'network-interface': owned, 'spot-instances-request': owned } });
+    await launcher.launch(request({ capacityType: 'spot' }));
+    expect(ec2.fleetRequests).toHaveLength(1);
   });
 
   it('calls an SDK failure of CreateFleet a retryable api failure', async () => {

@@ -5,6 +5,8 @@
 import {
   CreateFleetCommand,
   DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
+  DescribeLaunchTemplateVersionsCommand,
   DescribeSubnetsCommand,
   EC2Client,
   TerminateInstancesCommand,
@@ -111,6 +113,14 @@ interface FakeInstance {
 const notFound = (id: string): Error =>
   Object.assign(new Error(`The instance ID '${id}' does not exist`), { name: 'InvalidInstanceID.NotFound' });
 
+/** A launch template as the fake knows it: its own tags and its TagSpecifications (per resource type). */
+export interface FakeLaunchTemplate {
+  readonly id: string;
+  readonly name: string;
+  readonly tags: Record<string, string>;
+  readonly tagSpecifications: Record<string, Record<string, string>>;
+}
+
 /** EC2 as far as the launcher uses it, with state, behind aws-sdk-client-mock. */
 export class FakeEc2 {
   readonly mock = mockClient(EC2Client);
@@ -124,10 +134,56 @@ export class FakeEc2 {
   onLaunch: ((instanceId: string) => void) | undefined;
   /** Called before each instance is terminated (the world checks what is still bound to it). */
   onTerminate: ((instanceId: string) => void) | undefined;
+  /**
+   * Launch templates by id and by name. One not listed here is answered as a well-formed template of
+   * `clusterName` (tagged as the IAM policy wants), so tests that are not about templates need none.
+   */
+  readonly launchTemplates = new Map<string, FakeLaunchTemplate>();
+  readonly clusterName: string;
   private readonly byToken = new Map<string, string>();
   private seq = 0;
 
-  constructor() {
+  constructor(options: { clusterName?: string } = {}) {
+    this.clusterName = options.clusterName ?? 'test';
+    const template = (key: string): FakeLaunchTemplate | undefined => {
+      const listed = this.launchTemplates.get(key) ?? [...this.launchTemplates.values()].find((t) => t.id === key || t.name === key);
+      if (listed !== undefined || this.launchTemplates.size > 0) return listed;
+      const clusterTag = { [`kubernetes.io/cluster/${this.clusterName}`]: 'owned' };
+      return {
+        id: key.startsWith('lt-') ? key : 'lt-0fromname',
+        name: key.startsWith('lt-') ? 'nodes' : key,
+        tags: clusterTag,
+        tagSpecifications: { 'network-interface': clusterTag, 'spot-instances-request': clusterTag },
+      };
+    };
+    const sdkTags = (tags: Record<string, string>) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+    this.mock.on(DescribeLaunchTemplatesCommand).callsFake(async (input: { LaunchTemplateIds?: string[]; LaunchTemplateNames?: string[] }) => {
+      const key = input.LaunchTemplateIds?.[0] ?? input.LaunchTemplateNames?.[0] ?? '';
+      const found = template(key);
+      if (found === undefined) {
+        throw Object.assign(new Error(`The specified launch template, with template ${key}, does not exist.`), {
+          name: key.startsWith('lt-') ? 'InvalidLaunchTemplateId.NotFound' : 'InvalidLaunchTemplateName.NotFoundException',
+        });
+      }
+      return { LaunchTemplates: [{ LaunchTemplateId: found.id, LaunchTemplateName: found.name, Tags: sdkTags(found.tags) }] };
+    });
+    this.mock.on(DescribeLaunchTemplateVersionsCommand).callsFake(async (input: { LaunchTemplateId?: string; Versions?: string[] }) => {
+      const found = template(input.LaunchTemplateId ?? '');
+      return {
+        LaunchTemplateVersions:
+          found === undefined
+            ? []
+            : [
+                {
+                  LaunchTemplateId: found.id,
+                  VersionNumber: 1,
+                  LaunchTemplateData: {
+                    TagSpecifications: Object.entries(found.tagSpecifications).map(([ResourceType, tags]) => ({ ResourceType, Tags: sdkTags(tags) })),
+                  },
+                },
+              ],
+      };
+    });
     this.mock.on(DescribeSubnetsCommand).callsFake(async (input: { SubnetIds?: string[] }) => ({
       Subnets: (input.SubnetIds ?? []).map((id) => ({ SubnetId: id, AvailabilityZone: id === 'subnet-a' ? 'us-east-1a' : 'us-east-1b' })),
     }));

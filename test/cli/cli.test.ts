@@ -77,9 +77,9 @@ describe('eks-consolidator plan', () => {
   it('--format table is for a person', () => {
     const r = run(['plan', '--cluster', join(dir, 'c.json'), '--catalog', join(dir, 'cat.json'), '--config', join(dir, 'p.yaml'), '--now', NOW, '--format', 'table']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/Decisions, in the order they would be taken/);
+    expect(r.stdout).toMatch(/DECISIONS, in the order they would be taken/);
     expect(r.stdout).toMatch(/per month/);
-    expect(r.stdout).toMatch(/blocked .*PodDisruptionBudget/);
+    expect(r.stdout).toMatch(/ blocked\n +why: pod default\/db-0 is protected by PodDisruptionBudget/);
   });
 
   it('with no inputs plans the embedded demo', () => {
@@ -124,7 +124,10 @@ describe('eks-consolidator plan', () => {
 
   it('exits 2 on an unknown command and on no command', () => {
     expect(run(['apply']).code).toBe(2);
-    expect(run([]).code).toBe(2);
+    const none = run([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/^usage: eks-consolidator plan/);
   });
 
   it('reads FEATURE_GATES from the environment like the Lambda', () => {

@@ -71,6 +71,6 @@ describe('allowed disruptions', () => {
     expect(ledger.remaining('default', 'Underutilized')).toBe(1);
     expect(ledger.canTake(['default', 'default'], 'Empty')).toBe(false);
     ledger.take(['default']);
-    expect(ledger.describe('default', 'Underutilized')).toContain('allows no more Underutilized disruptions');
+    expect(ledger.describe('default', 'Underutilized')).toContain('allows 2 Underutilized disruption(s) at a time now (nodes: 2), all taken by earlier decisions of this pass');
   });
 });

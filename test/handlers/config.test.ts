@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type Env } from '../../src/app/config.ts';
 import { createConsolidateHandler } from '../../src/handlers/consolidate.ts';
+import { captureStdout } from '../support/stdout.ts';
 
 const base: Env = { CLUSTER_NAME: 'prod-eks', AWS_REGION: 'eu-west-1', TABLE_NAME: 'eks-consolidator-prod-state' };
 
@@ -118,16 +119,26 @@ describe('loadConfig', () => {
 describe('a handler with a bad configuration', () => {
   it('logs the problem once at cold start and fails every invocation with it, doing nothing', async () => {
     const lines: string[] = [];
-    const handler = createConsolidateHandler({ env: { ...base, LEASE_TTL_SECONDS: 'soon' }, sink: (line) => lines.push(line) });
-    expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({
-      level: 'error',
-      function: 'consolidate',
-      variable: 'LEASE_TTL_SECONDS',
-      message: expect.stringContaining('LEASE_TTL_SECONDS: "soon" is not a whole number'),
-    });
-    const context = { awsRequestId: 'r1', getRemainingTimeInMillis: () => 60_000 } as Context;
-    await expect(handler({ dryRun: true }, context)).rejects.toThrow('configuration: LEASE_TTL_SECONDS: "soon" is not a whole number');
-    await expect(handler({ dryRun: true }, context)).rejects.toBeInstanceOf(ConfigError);
+    const release = captureStdout(lines);
+    try {
+      const handler = createConsolidateHandler({ env: { ...base, LEASE_TTL_SECONDS: 'soon' } });
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({
+        level: 'ERROR',
+        service: 'eks-consolidator',
+        function: 'consolidate',
+        variable: 'LEASE_TTL_SECONDS',
+        message: expect.stringContaining('LEASE_TTL_SECONDS: "soon" is not a whole number'),
+      });
+      const context = { awsRequestId: 'r1', functionName: 'f', getRemainingTimeInMillis: () => 60_000 } as Context;
+      await expect(handler({ dryRun: true }, context)).rejects.toThrow('configuration: LEASE_TTL_SECONDS: "soon" is not a whole number');
+      await expect(handler({ dryRun: true }, context)).rejects.toBeInstanceOf(ConfigError);
+      // Each failed invocation counts as an error (no cluster dimension: the configuration is what failed).
+      const errors = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => 'eks_consolidator_pass_errors_total' in r);
+      expect(errors).toHaveLength(2);
+      expect(errors[0]).toMatchObject({ service: 'eks-consolidator', function: 'consolidate', eks_consolidator_pass_errors_total: 1 });
+    } finally {
+      release();
+    }
   });
 });

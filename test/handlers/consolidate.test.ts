@@ -124,7 +124,7 @@ describe('a dry run', () => {
     await expect(handler({ dryRun: 'yes' } as never, lambdaContext())).rejects.toThrow(/event.dryRun must be true or false/);
     expect(h.kube.requests).toEqual([]);
     const failed = jsonLines(h.lines).find((l) => l['message'] === 'invocation failed');
-    expect(failed?.['level']).toBe('error');
+    expect(failed?.['level']).toBe('ERROR');
   });
 });
 
@@ -253,7 +253,7 @@ describe('warm containers', () => {
       .resolves({ cluster: { endpoint: h.kube.url, certificateAuthority: { data: h.kube.caData } } });
     const handler = createConsolidateHandler({ ...deps(h), overrides: { credentials } });
     await expect(handler({ dryRun: true }, lambdaContext())).rejects.toThrow(/eks:DescribeCluster failed: AccessDeniedException/);
-    const errors = jsonLines(h.lines).filter((l) => l['level'] === 'error');
+    const errors = jsonLines(h.lines).filter((l) => l['level'] === 'ERROR');
     expect(errors.map((l) => l['message'])).toContain('invocation failed');
     const emf = jsonLines(h.lines).filter((l) => '_aws' in l);
     expect(emf.some((l) => l['eks_consolidator_pass_errors_total'] === 1)).toBe(true);
@@ -315,6 +315,33 @@ describe('a real run with the real executor', () => {
     const stepOf = (nodes: readonly string[]) => response.actions.commands.find((c) => c.nodes.join() === nodes.join())?.step;
     for (const d of deletions) expect(stepOf(d.nodes)).toBe('done');
     for (const d of replacements) expect(stepOf(d.nodes)).toBe('rolledBack');
+
+    // Karpenter's log line for every command started, with its fields (what queries on Karpenter's logs look for).
+    const disrupting = jsonLines(h.lines).filter((l) => l['message'] === 'disrupting node(s)');
+    expect(disrupting).toHaveLength(response.decisions.length);
+    for (const d of response.decisions) {
+      const line = disrupting.find((l) => (l['disrupted-nodes'] as { Node: { name: string } }[]).map((n) => n.Node.name).join() === d.nodes.join());
+      expect(line, d.nodes.join()).toMatchObject({
+        level: 'INFO',
+        service: 'eks-consolidator',
+        'command-id': expect.any(String),
+        reason: d.reason.toLowerCase(),
+        decision: d.action,
+        'disrupted-node-count': d.nodes.length,
+        'replacement-node-count': d.replacements.length,
+        'pod-count': d.evictedPods.length,
+        dryRun: false,
+      });
+      const seen = response.nodes.find((n) => n.name === d.nodes[0]);
+      expect((line!['disrupted-nodes'] as Record<string, unknown>[])[0]).toEqual({
+        Node: { name: d.nodes[0] },
+        'instance-type': seen?.instanceType,
+        'capacity-type': seen?.capacityType,
+      });
+      if (d.replacements.length === 1) {
+        expect(line!['replacement-nodes']).toEqual([{ 'capacity-type': d.replacements[0]!.capacityType, 'instance-types': expect.stringContaining(d.replacements[0]!.instanceTypes[0]!) }]);
+      }
+    }
   });
 });
 

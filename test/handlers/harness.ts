@@ -1,6 +1,6 @@
 // What the handler tests share: the demo cluster served by the fake Kubernetes API, EKS/EC2/Pricing
 // mocked at the SDK (every client the wiring builds is a mocked one), the state table in real dynalite,
-// a Lambda context, and a sink that keeps every log and EMF line.
+// a Lambda context, and stdout captured: every log and EMF line Powertools writes, kept per test.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Context, ScheduledEvent } from 'aws-lambda';
@@ -15,6 +15,7 @@ import type { Env } from '../../src/app/config.ts';
 import type { Actuator, ActuatorFactory } from '../../src/app/wiring.ts';
 import type { HandlerDeps } from '../../src/handlers/pass.ts';
 import { startDynalite, uniqueTableName, type LocalDynamo } from '../support/dynalite.ts';
+import { captureStdout } from '../support/stdout.ts';
 import { startFakeKubeApi, type FakeKubeApi } from '../support/fakeKubeApi.ts';
 
 export const CLUSTER = 'demo-cluster';
@@ -45,12 +46,15 @@ export async function startHarness(): Promise<Harness> {
   // EKS accepts any well-formed EKS token here; the fake checks its shape.
   const kube = await startFakeKubeApi({ objects: demoObjects(), authorize: (token) => token?.startsWith('k8s-aws-v1.') === true });
   const db = await startDynalite();
+  const lines: string[] = [];
+  const release = captureStdout(lines);
   return {
     kube,
     db,
-    lines: [],
+    lines,
     table: '',
     close: async () => {
+      release();
       await kube.close();
       await db.stop();
     },
@@ -91,7 +95,6 @@ export function env(h: Harness, extra: Env = {}): Env {
 export function deps(h: Harness, extra: Env = {}, options: { actuator?: ActuatorFactory; clock?: () => number } = {}): HandlerDeps {
   return {
     env: env(h, extra),
-    sink: (line) => h.lines.push(line),
     clock: options.clock ?? (() => NOW),
     overrides: { credentials, ...(options.actuator ? { actuator: options.actuator } : {}) },
   };

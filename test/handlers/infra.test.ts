@@ -1,14 +1,22 @@
 // The deployment descriptions agree with each other and with the code: serverless.yml, infra/table.yml
 // and stateTableCloudFormation() describe one table; serverless.yml and infra/iam.yml one policy;
 // infra/rbac.yaml grants what the Kubernetes adapters call, and nothing that deletes pods.
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { parse, parseAllDocuments, type Tags } from 'yaml';
 import { loadConfig } from '../../src/app/config.ts';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ec2InstanceLauncher } from '../../src/adapters/aws/ec2Launcher.ts';
+import { FakeEc2, POOL, replaceDecision } from '../act/harness.ts';
+import { createFleetAuthorizations, type LaunchTemplateFacts } from '../support/ec2Authorizations.ts';
+import { evaluate, type PolicyDocument } from '../support/iamPolicy.ts';
 import { stateTableCloudFormation } from '../../src/adapters/dynamodb/tableSchema.ts';
 import { LISTED_RESOURCES } from '../../src/adapters/kubernetes/liveClusterSource.ts';
 
+const execFileAsync = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 
@@ -72,48 +80,177 @@ describe('the state table', () => {
 });
 
 describe('the IAM policy', () => {
-  it('is the same in serverless.yml and infra/iam.yml', () => {
+  const consolidatorPolicy = serverless['resources']['Resources']['ConsolidatorPolicy'];
+
+  it('is one document, the same string in serverless.yml and infra/iam.yml', () => {
     const role = yamlOf('infra/iam.yml')['Resources']['FunctionRole'];
-    const document = JSON.parse(render(role.Properties.Policies[0].PolicyDocument) as string) as { Statement: unknown[] };
-    expect(document.Statement).toEqual(render(statements));
+    const [inServerless, variables] = consolidatorPolicy.Properties.PolicyDocument['Fn::Sub'] as [string, Record<string, unknown>];
+    expect(role.Properties.Policies[0].PolicyDocument['Fn::Sub']).toBe(inServerless);
+    // The variables the string uses are exactly the standalone template's parameters.
+    expect(Object.keys(variables).sort()).toEqual(['ClusterName', 'NodeRoleName', 'TableArn']);
+    expect(Object.keys(yamlOf('infra/iam.yml')['Parameters'])).toEqual(expect.arrayContaining(['ClusterName', 'NodeRoleName', 'TableArn']));
+    // The function role gets it as a managed policy and has no statements of its own beside it.
+    expect(serverless['provider']['iam']['role']).toEqual({ managedPolicies: [{ Ref: 'ConsolidatorPolicy' }] });
+  });
+});
+
+// The packaged artifact itself: `sls package` with a real cluster name, then the compiled CloudFormation
+// is read back, its substitutions done as CloudFormation would, and the resulting policy evaluated
+// against the requests the launcher really makes. (Issue: condition keys once kept `${param:clusterName}`
+// literally, so every launch and termination would have been denied.)
+describe('the packaged CloudFormation template', () => {
+  const where = { partition: 'aws', region: 'eu-west-1', accountId: '123456789012' };
+  const tableArn = `arn:aws:dynamodb:eu-west-1:123456789012:table/eks-consolidator-prod-state`;
+  let template: Record<string, any>;
+  let policy: PolicyDocument;
+  let packageDir: string;
+
+  beforeAll(async () => {
+    packageDir = mkdtempSync(join(tmpdir(), 'eks-consolidator-package-'));
+    await execFileAsync(
+      process.execPath,
+      [
+        join(root, 'node_modules/osls/bin/serverless.js'),
+        'package',
+        '--package', packageDir,
+        '--stage', 'prod',
+        '--region', where.region,
+        '--param=clusterName=prod-eks',
+        '--param=nodeRoleName=KarpenterNodeRole-prod-eks',
+      ],
+      { cwd: root, timeout: 170_000, env: { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', SLS_DEPRECATION_DISABLE: '*' } },
+    );
+    template = JSON.parse(readFileSync(join(packageDir, 'cloudformation-template-update-stack.json'), 'utf8')) as Record<string, any>;
+    const [text, variables] = template['Resources']['ConsolidatorPolicy']['Properties']['PolicyDocument']['Fn::Sub'] as [string, Record<string, unknown>];
+    const values: Record<string, string> = {
+      'AWS::Partition': where.partition,
+      'AWS::Region': where.region,
+      'AWS::AccountId': where.accountId,
+    };
+    for (const [name, value] of Object.entries(variables)) {
+      if (typeof value === 'string') values[name] = value;
+      else if (JSON.stringify(value) === JSON.stringify({ 'Fn::GetAtt': ['StateTable', 'Arn'] })) values[name] = tableArn;
+      else throw new Error(`unexpected Fn::Sub variable ${name}: ${JSON.stringify(value)}`);
+    }
+    // CloudFormation's Fn::Sub: ${Name} from the map or a pseudo parameter; anything else is an error.
+    const substituted = text.replace(/\$\{([^}]+)\}/g, (all, name: string) => {
+      if (values[name] === undefined) throw new Error(`Fn::Sub cannot resolve ${all}`);
+      return values[name]!;
+    });
+    policy = JSON.parse(substituted) as PolicyDocument;
+  }, 180_000);
+
+  afterAll(() => {
+    if (packageDir !== undefined) rmSync(packageDir, { recursive: true, force: true });
+  });
+
+  it('has no Serverless variable left anywhere, and the cluster name in the condition keys', () => {
+    const whole = JSON.stringify(template);
+    expect(whole).not.toMatch(/\$\{(param|self|opt|sls|env|file):/);
+    const keys = policy.Statement.flatMap((s) => Object.values(s.Condition ?? {}).flatMap((c) => Object.keys(c)));
+    expect(keys).toContain('aws:RequestTag/kubernetes.io/cluster/prod-eks');
+    expect(keys).toContain('aws:ResourceTag/kubernetes.io/cluster/prod-eks');
+    expect(keys.filter((k) => k.includes('${'))).toEqual([]);
+    const role = template['Resources']['IamRoleLambdaExecution']['Properties'];
+    expect(role.ManagedPolicyArns).toContainEqual({ Ref: 'ConsolidatorPolicy' });
+    // The framework's own inline statements are about the functions' logs only.
+    const inline = (role.Policies ?? []).flatMap((p: { PolicyDocument: { Statement: { Action: string[] }[] } }) => p.PolicyDocument.Statement.flatMap((s) => s.Action));
+    expect(inline.every((a: string) => a.startsWith('logs:'))).toBe(true);
+  });
+
+  const goodTemplate: LaunchTemplateFacts = {
+    id: 'lt-0abc123',
+    tags: { 'kubernetes.io/cluster/prod-eks': 'owned' },
+    tagSpecifications: {
+      'network-interface': { 'kubernetes.io/cluster/prod-eks': 'owned' },
+      'spot-instances-request': { 'kubernetes.io/cluster/prod-eks': 'owned' },
+    },
+    imageId: 'ami-0123',
+    securityGroupIds: ['sg-0123'],
+    instanceProfileRole: 'KarpenterNodeRole-prod-eks',
+  };
+
+  async function launcherRequest(capacityType: 'on-demand' | 'spot', clusterName = 'prod-eks') {
+    const ec2 = new FakeEc2({ clusterName });
+    try {
+      const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName });
+      await launcher.launch({ commandId: 'cmd-1', nodePool: POOL, replacement: { ...replaceDecision(['n']).replacements[0]!, capacityType } });
+      return ec2.fleetRequests[0]!;
+    } finally {
+      ec2.restore();
+    }
+  }
+
+  it.each(['on-demand', 'spot'] as const)('allows every authorization of the launcher’s real %s CreateFleet', async (capacityType) => {
+    const input = await launcherRequest(capacityType);
+    const requests = createFleetAuthorizations(input, goodTemplate, where);
+    expect(requests.length).toBeGreaterThan(15);
+    const denied = requests.filter((r) => !evaluate(policy, r).allowed).map((r) => `${r.action} ${r.resource}`);
+    expect(denied).toEqual([]);
+  });
+
+  it.each([
+    ['the launch is tagged for another cluster', async () => createFleetAuthorizations(await launcherRequest('on-demand', 'other-eks'), goodTemplate, where), /:(instance|volume|fleet)\//],
+    ['the launch template is not this cluster’s', async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tags: {} }, where), /launch-template\//],
+    [
+      'the launch template does not tag network interfaces',
+      async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tagSpecifications: {} }, where),
+      /network-interface\//,
+    ],
+    [
+      'the instance profile holds another role',
+      async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, instanceProfileRole: 'Admin' }, where),
+      /role\/Admin/,
+    ],
+  ])('denies a launch when %s', async (_name, requests, deniedResource) => {
+    const denied = (await requests()).filter((r) => !evaluate(policy, r).allowed);
+    expect(denied.length).toBeGreaterThan(0);
+    expect(denied.every((r) => deniedResource.test(r.resource))).toBe(true);
+  });
+
+  const instance = (id: string) => `arn:aws:ec2:eu-west-1:123456789012:instance/${id}`;
+  it.each([
+    ['our replacement of this cluster', { 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/prod-eks': 'owned' }, true],
+    ['a Karpenter node of this cluster', { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/prod-eks': 'owned' }, true],
+    ['a managed node group instance of this cluster (no nodepool tag)', { 'kubernetes.io/cluster/prod-eks': 'owned', 'eks:nodegroup-name': 'ng' }, false],
+    ['a Karpenter node of another cluster', { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/other': 'owned' }, false],
+    ['our replacement of another cluster', { 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/other': 'owned' }, false],
+    ['an untagged instance', {}, false],
+  ])('terminating %s: allowed=%s', (_name, resourceTags, allowed) => {
+    expect(evaluate(policy, { action: 'ec2:TerminateInstances', resource: instance('i-0abc'), resourceTags }).allowed).toBe(allowed);
   });
 
   it('grants no write outside the table, tagged launches and tagged terminations', () => {
-    const rendered = render(statements) as { Sid: string; Action: string | string[]; Resource: string | string[]; Condition?: Record<string, Record<string, unknown>> }[];
-    const allows = (action: string) => rendered.filter((s) => arrayify(s.Action).includes(action));
-    // Only Describe* and GetProducts on '*'.
-    for (const s of rendered.filter((s) => arrayify(s.Resource).includes('*'))) {
-      expect(arrayify(s.Action).every((a) => a === 'ec2:Describe*' || a === 'pricing:GetProducts')).toBe(true);
+    const table = (action: string) => evaluate(policy, { action, resource: tableArn }).allowed;
+    expect(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'].every(table)).toBe(true);
+    expect(['dynamodb:Scan', 'dynamodb:DeleteTable', 'dynamodb:CreateTable'].some(table)).toBe(false);
+    expect(evaluate(policy, { action: 'dynamodb:PutItem', resource: tableArn.replace('prod-state', 'other') }).allowed).toBe(false);
+    // Tags only while launching: not on an existing instance, not on another cluster's launch.
+    expect(evaluate(policy, { action: 'ec2:CreateTags', resource: instance('i-0old'), requestTags: { 'kubernetes.io/cluster/prod-eks': 'owned' } }).allowed).toBe(false);
+    expect(
+      evaluate(policy, { action: 'ec2:CreateTags', resource: instance('i-0new'), requestTags: { 'kubernetes.io/cluster/prod-eks': 'owned' }, context: { 'ec2:CreateAction': 'RunInstances' } })
+        .allowed,
+    ).toBe(true);
+    for (const action of ['ec2:DeleteVolume', 'ec2:ModifyInstanceAttribute', 'ec2:StopInstances', 'iam:CreateRole', 'ec2:CreateLaunchTemplate']) {
+      expect(evaluate(policy, { action, resource: '*' }).allowed, action).toBe(false);
+      expect(evaluate(policy, { action, resource: instance('i-0abc') }).allowed, action).toBe(false);
     }
-    expect(allows('dynamodb:PutItem').map((s) => s.Resource)).toEqual([['TABLE_ARN']]);
-    expect(rendered.some((s) => arrayify(s.Action).some((a) => /dynamodb:(Scan|\*|DeleteTable|CreateTable)/.test(a)))).toBe(false);
-    // Every termination is conditioned on this cluster's tag.
-    const terminate = allows('ec2:TerminateInstances');
-    expect(terminate).toHaveLength(2);
-    for (const s of terminate) {
-      expect(s.Condition?.['StringEquals']?.['aws:ResourceTag/kubernetes.io/cluster/prod-eks']).toBe('owned');
+    // Reads anywhere are the catalog's and the launcher's.
+    for (const action of ['ec2:DescribeInstanceTypes', 'ec2:DescribeLaunchTemplateVersions', 'ec2:DescribeSpotPriceHistory', 'pricing:GetProducts']) {
+      expect(evaluate(policy, { action, resource: '*' }).allowed, action).toBe(true);
     }
-    expect(terminate.map((s) => s.Condition)).toEqual([
-      { StringEquals: { 'aws:ResourceTag/eks-consolidator/managed': 'true', 'aws:ResourceTag/kubernetes.io/cluster/prod-eks': 'owned' } },
-      { StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eks': 'owned' }, StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '?*' } },
-    ]);
-    // An instance can only be launched tagged as ours and this cluster's.
-    const instanceLaunch = allows('ec2:RunInstances').filter((s) => arrayify(s.Resource).some((r) => r.includes(':instance/')));
-    expect(instanceLaunch).toHaveLength(1);
-    expect(instanceLaunch[0]!.Condition).toEqual({
-      StringEquals: { 'aws:RequestTag/eks-consolidator/managed': 'true', 'aws:RequestTag/kubernetes.io/cluster/prod-eks': 'owned' },
-    });
-    expect(allows('ec2:CreateTags')[0]!.Condition).toEqual({ StringEquals: { 'ec2:CreateAction': ['RunInstances', 'CreateFleet'] } });
-    expect(allows('iam:PassRole')[0]!.Resource).toBe('arn:aws:iam::123456789012:role/NodeRole');
-    expect(allows('eks:DescribeCluster')[0]!.Resource).toBe('arn:aws:eks:eu-west-1:123456789012:cluster/prod-eks');
+    expect(evaluate(policy, { action: 'eks:DescribeCluster', resource: 'arn:aws:eks:eu-west-1:123456789012:cluster/prod-eks' }).allowed).toBe(true);
+    expect(evaluate(policy, { action: 'eks:DescribeCluster', resource: 'arn:aws:eks:eu-west-1:123456789012:cluster/other' }).allowed).toBe(false);
   });
 });
 
 describe('the functions', () => {
   it('are scheduled with the timeouts, bundling and environment the handlers expect', () => {
     const { consolidate, emptiness } = serverless['functions'];
-    expect(consolidate).toMatchObject({ handler: 'src/handlers/consolidate.handler', timeout: 300, maximumRetryAttempts: 0 });
-    expect(emptiness).toMatchObject({ handler: 'src/handlers/emptiness.handler', timeout: 120, maximumRetryAttempts: 0 });
+    // One module for both: the package holds a single bundle.
+    expect(consolidate).toMatchObject({ handler: 'src/handlers/index.consolidate', timeout: 300, maximumRetryAttempts: 0 });
+    expect(emptiness).toMatchObject({ handler: 'src/handlers/index.emptiness', timeout: 120, maximumRetryAttempts: 0 });
+    expect(serverless['package']['individually']).toBe(false);
     expect(consolidate.events[0].schedule.rate).toBe('${param:consolidateRate}');
     expect(serverless['params']['default']).toMatchObject({ dryRun: 'true', consolidateRate: 'rate(5 minutes)', emptinessRate: 'rate(1 minute)' });
     expect(serverless['provider']).toMatchObject({ runtime: 'nodejs22.x', memorySize: 1024 });
@@ -122,6 +259,14 @@ describe('the functions', () => {
       expect.arrayContaining(['CLUSTER_NAME', 'TABLE_NAME', 'NODEPOOLS_SOURCE', 'FEATURE_GATES', 'DRY_RUN', 'KARPENTER']),
     );
     expect(serverless['package']['patterns']).toContain('src/adapters/catalog/bundled/catalog.json');
+  });
+
+  it.each(['consolidate', 'emptiness'])('%s points at a function the shared module exports', async (name) => {
+    const [file, exported] = (serverless['functions'][name].handler as string).split('.') as [string, string];
+    expect(file).toBe('src/handlers/index');
+    expect(exported).toBe(name);
+    const module = (await import('../../src/handlers/index.ts')) as Record<string, unknown>;
+    expect(typeof module[exported]).toBe('function');
   });
 
   it.each(['consolidate', 'emptiness'])('%s declares its timeout, and its lease outlives it (config loads)', (name) => {

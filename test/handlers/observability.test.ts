@@ -1,10 +1,13 @@
-// Logs, EMF metrics and Kubernetes events as the handlers produce them.
+// Logs, EMF metrics and Kubernetes events as the handlers produce them (Powertools for AWS Lambda writes
+// the log lines and the EMF documents; these tests read what reaches stdout).
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type NodeEventSpec } from '../../src/app/observability/events.ts';
-import { Logger } from '../../src/app/observability/logger.ts';
-import { emfLines, isThresholdBlocked } from '../../src/app/observability/metrics.ts';
+import { isThresholdBlocked, METRICS_NAMESPACE, publishMetrics } from '../../src/app/observability/metrics.ts';
 import { createConsolidateHandler } from '../../src/handlers/consolidate.ts';
 import type { PassResponse } from '../../src/handlers/pass.ts';
+import { captureStdout } from '../support/stdout.ts';
 import { deps, jsonLines, lambdaContext, NOW, recordingActuator, resetWorld, scheduledEvent, startHarness, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -31,21 +34,29 @@ interface EmfDocument {
   [key: string]: unknown;
 }
 
+const emfOf = (lines: readonly string[]) => jsonLines(lines).filter((r) => '_aws' in r) as unknown as EmfDocument[];
+
 describe('EMF metrics', () => {
   it('every stdout line of a pass is JSON; the EMF ones are valid documents with the metric names', async () => {
     const handler = createConsolidateHandler(deps(h));
     const response = (await handler({ dryRun: true }, lambdaContext())) as PassResponse;
 
-    const records = jsonLines(h.lines); // throws if any line is not JSON
-    const emf = records.filter((r) => '_aws' in r) as unknown as EmfDocument[];
+    jsonLines(h.lines); // throws if any line is not JSON
+    const emf = emfOf(h.lines);
     expect(emf.length).toBeGreaterThan(0);
     const names = new Set<string>();
     for (const doc of emf) {
-      expect(doc._aws.Timestamp).toBe(NOW);
+      expect(Number.isInteger(doc._aws.Timestamp)).toBe(true);
+      expect(doc._aws.CloudWatchMetrics).toHaveLength(1);
       for (const directive of doc._aws.CloudWatchMetrics) {
         expect(directive.Namespace).toBe('EksConsolidator');
+        expect(directive.Dimensions).toHaveLength(1);
         for (const dimensionSet of directive.Dimensions) {
-          expect(dimensionSet).toContain('cluster');
+          // Powertools' service dimension, then ours; at most 29 per set (EMF's limit is 30).
+          expect(dimensionSet.slice(0, 2)).toEqual(['service', 'cluster']);
+          expect(dimensionSet.length).toBeLessThan(30);
+          expect(doc['service']).toBe('eks-consolidator');
+          expect(doc['cluster']).toBe('demo-cluster');
           for (const dimension of dimensionSet) expect(typeof doc[dimension]).toBe('string');
         }
         for (const metric of directive.Metrics) {
@@ -77,59 +88,101 @@ describe('EMF metrics', () => {
     expect(allowed?.['karpenter_nodepools_allowed_disruptions']).toBe(6);
   });
 
-  it('groups data points sharing dimensions into one document and adds up repeats', () => {
-    const lines = emfLines(
-      [
-        { name: 'a_total', unit: 'Count', value: 1, dimensions: { cluster: 'c', pool: 'p' } },
-        { name: 'a_total', unit: 'Count', value: 2, dimensions: { pool: 'p', cluster: 'c' } },
-        { name: 'b_seconds', unit: 'Seconds', value: 0.5, dimensions: { cluster: 'c', pool: 'p' } },
-        { name: 'a_total', unit: 'Count', value: 7, dimensions: { cluster: 'c', pool: 'q' } },
-      ],
-      1_000,
-    );
-    expect(lines.map((l) => JSON.parse(l))).toEqual([
-      {
-        _aws: {
-          Timestamp: 1_000,
-          CloudWatchMetrics: [
-            { Namespace: 'EksConsolidator', Dimensions: [['cluster', 'pool']], Metrics: [{ Name: 'a_total', Unit: 'Count' }, { Name: 'b_seconds', Unit: 'Seconds' }] },
-          ],
-        },
-        cluster: 'c',
-        pool: 'p',
-        a_total: 3,
-        b_seconds: 0.5,
-      },
-      {
-        _aws: { Timestamp: 1_000, CloudWatchMetrics: [{ Namespace: 'EksConsolidator', Dimensions: [['cluster', 'pool']], Metrics: [{ Name: 'a_total', Unit: 'Count' }] }] },
-        cluster: 'c',
-        pool: 'q',
-        a_total: 7,
-      },
-    ]);
+  it('the pass duration leaves with the logMetrics flush, under the function dimension', async () => {
+    await createConsolidateHandler(deps(h))({ dryRun: true }, lambdaContext());
+    const duration = emfOf(h.lines).filter((d) => 'eks_consolidator_pass_duration_seconds' in d);
+    expect(duration).toHaveLength(1);
+    expect(duration[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'cluster', 'function']]);
+    expect(duration[0]!._aws.CloudWatchMetrics[0]!.Metrics).toEqual([{ Name: 'eks_consolidator_pass_duration_seconds', Unit: 'Seconds' }]);
+    expect(duration[0]).toMatchObject({ function: 'consolidate', eks_consolidator_pass_duration_seconds: expect.any(Number) });
+    // The Karpenter-named metrics do not carry it.
+    const decisions = emfOf(h.lines).filter((d) => 'karpenter_voluntary_disruption_decisions_total' in d);
+    expect(decisions.length).toBeGreaterThan(0);
+    for (const d of decisions) expect(d).not.toHaveProperty('function');
+  });
+
+  it('publishMetrics adds up repeats, one document per metric and dimensions; dimensionless data waits for the flush', () => {
+    const lines: string[] = [];
+    const release = captureStdout(lines);
+    try {
+      const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: 'eks-consolidator', defaultDimensions: { cluster: 'c' } });
+      publishMetrics(metrics, [
+        { name: 'a_total', unit: 'Count', value: 1, dimensions: { pool: 'p' } },
+        { name: 'a_total', unit: 'Count', value: 2, dimensions: { pool: 'p' } },
+        { name: 'b_seconds', unit: 'Seconds', value: 0.5, dimensions: { pool: 'p' } },
+        { name: 'a_total', unit: 'Count', value: 7, dimensions: { pool: 'q' } },
+        { name: 'c_total', unit: 'Count', value: 4, dimensions: {} },
+      ]);
+      const published = emfOf(lines).map(({ _aws, ...rest }) => ({ dimensions: _aws.CloudWatchMetrics[0]!.Dimensions, metrics: _aws.CloudWatchMetrics[0]!.Metrics, rest }));
+      expect(published).toEqual([
+        { dimensions: [['service', 'cluster', 'pool']], metrics: [{ Name: 'a_total', Unit: 'Count' }], rest: { service: 'eks-consolidator', cluster: 'c', pool: 'p', a_total: 3 } },
+        { dimensions: [['service', 'cluster', 'pool']], metrics: [{ Name: 'b_seconds', Unit: 'Seconds' }], rest: { service: 'eks-consolidator', cluster: 'c', pool: 'p', b_seconds: 0.5 } },
+        { dimensions: [['service', 'cluster', 'pool']], metrics: [{ Name: 'a_total', Unit: 'Count' }], rest: { service: 'eks-consolidator', cluster: 'c', pool: 'q', a_total: 7 } },
+      ]);
+      metrics.publishStoredMetrics();
+      expect(emfOf(lines).at(-1)).toMatchObject({ service: 'eks-consolidator', cluster: 'c', c_total: 4 });
+    } finally {
+      release();
+    }
   });
 });
 
 describe('structured logs', () => {
-  it('one JSON object per line, with level, message, pass id and function', async () => {
+  it("one Powertools JSON object per line: level, message, timestamp, service, the Lambda context, pass id and function", async () => {
     const handler = createConsolidateHandler(deps(h));
     const context = lambdaContext();
     await handler({ dryRun: true }, context);
     const logs = jsonLines(h.lines).filter((r) => 'message' in r);
     expect(logs.map((l) => l['message'])).toEqual(expect.arrayContaining(['pass started', 'decision planned', 'pass finished']));
     for (const log of logs) {
-      expect(log).toMatchObject({ level: 'info', passId: context.awsRequestId, function: 'consolidate', cluster: 'demo-cluster', dryRun: true });
-      expect(Date.parse(log['time'] as string)).toBe(NOW);
+      expect(log).toMatchObject({
+        level: 'INFO',
+        service: 'eks-consolidator',
+        cold_start: expect.any(Boolean),
+        function_name: context.functionName,
+        function_arn: context.invokedFunctionArn,
+        function_memory_size: context.memoryLimitInMB,
+        function_request_id: context.awsRequestId,
+        passId: context.awsRequestId,
+        function: 'consolidate',
+        cluster: 'demo-cluster',
+        dryRun: true,
+      });
+      expect(new Date(log['timestamp'] as string).toISOString()).toBe(log['timestamp']);
     }
+    // A dry run plans; it never logs Karpenter's "disrupting node(s)".
+    expect(logs.map((l) => l['message'])).not.toContain('disrupting node(s)');
   });
 
-  it('drops lines below the configured level', () => {
+  it('the next invocation of the container: not a cold start, its own request id, no keys left over', async () => {
+    const handler = createConsolidateHandler(deps(h));
+    await handler({ dryRun: true }, lambdaContext());
+    h.lines.length = 0;
+    const second = lambdaContext();
+    await handler(null, second);
+    const logs = jsonLines(h.lines).filter((r) => 'message' in r);
+    expect(logs.length).toBeGreaterThan(0);
+    for (const log of logs) expect(log).toMatchObject({ cold_start: false, function_request_id: second.awsRequestId, passId: second.awsRequestId });
+  });
+
+  it('drops lines below LOG_LEVEL; metrics are still published', async () => {
+    await createConsolidateHandler(deps(h, { LOG_LEVEL: 'warn' }))({ dryRun: true }, lambdaContext());
+    expect(jsonLines(h.lines).filter((r) => 'message' in r && r['level'] === 'INFO')).toEqual([]);
+    expect(emfOf(h.lines).length).toBeGreaterThan(0);
+  });
+
+  it('an error is logged with its name, message and stack', () => {
     const lines: string[] = [];
-    const log = new Logger((l) => lines.push(l), 'warn');
-    log.info('quiet');
-    log.warn('loud', { error: new Error('boom') });
-    expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'warn', message: 'loud', error: { name: 'Error', message: 'boom' } });
+    const release = captureStdout(lines);
+    try {
+      const log = new Logger({ serviceName: 'eks-consolidator', logLevel: 'WARN' });
+      log.info('quiet');
+      log.warn('loud', { error: new Error('boom') });
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'WARN', message: 'loud', error: { name: 'Error', message: 'boom', stack: expect.any(String) } });
+    } finally {
+      release();
+    }
   });
 });
 
@@ -190,7 +243,7 @@ describe('Kubernetes events', () => {
       },
     };
     const deduper = new EventDeduper();
-    const log = new Logger(() => {}, 'error');
+    const log = new Logger({ logLevel: 'SILENT' });
     const event: NodeEventSpec = { nodeName: 'n1', reason: 'Unconsolidatable', type: 'Normal', message: 'last pod event 3m ago' };
     expect(await publishNodeEvents([event], writer, deduper, 0, log)).toMatchObject({ sent: 0, failed: 1 });
     expect(await publishNodeEvents([event], writer, deduper, 60_000, log)).toMatchObject({ sent: 1 });

@@ -128,7 +128,7 @@ describe('parseCatalog validation', () => {
       'duplicate offering',
     ],
     ['duplicate instance type', catalogOf(m5large(), m5large()), 'InstanceType "m5.large"', 'instanceTypes[1].name', 'duplicate instance type'],
-    ['bad pricesAsOf', { pricesAsOf: 'yesterday', instanceTypes: [] }, 'Catalog', 'pricesAsOf', 'not an RFC 3339 timestamp'],
+    ['bad pricesAsOf', { pricesAsOf: 'yesterday', instanceTypes: [] }, 'Catalog', 'pricesAsOf', 'RFC 3339 time with an offset'],
   ])('%s', (_name, json, object, field, problem) => {
     expectInputError(() => parseCatalog(json), object, field, problem);
   });

@@ -462,7 +462,7 @@ describe('validation', () => {
     ['containers not a list', podObject('web-0', { containers: { name: 'c' } }), P, 'spec.containers', 'must be a list'],
     ['priority not an integer', podObject('web-0', { priority: 'high' }), P, 'spec.priority', 'must be an integer'],
     ['bad phase', podObject('web-0', {}, {}, { phase: 'Sleeping' }), P, 'status.phase', 'must be one of'],
-    ['bad timestamp', podObject('web-0', {}, { creationTimestamp: 'yesterday' }), P, 'metadata.creationTimestamp', 'not an RFC 3339 timestamp'],
+    ['bad timestamp', podObject('web-0', {}, { creationTimestamp: 'yesterday' }), P, 'metadata.creationTimestamp', 'RFC 3339 time with an offset'],
     ['label not a string', podObject('web-0', {}, { labels: { tier: 1 } }), P, 'metadata.labels.tier', 'must be a string'],
     ['bad toleration operator', podObject('web-0', { tolerations: [{ key: 'a', operator: 'Maybe' }] }), P, 'spec.tolerations[0].operator', 'must be one of Exists, Equal'],
     ['bad toleration effect', podObject('web-0', { tolerations: [{ key: 'a', effect: 'Sometimes' }] }), P, 'spec.tolerations[0].effect', 'must be one of'],

@@ -1,4 +1,4 @@
-// NodePools (CONTRACT §4, seed 004): defaults, v1beta1 mapping, and every validation rule.
+// NodePools (CONTRACT §4, seed 004): defaults and every validation rule (strictness: nodePoolStrict.test.ts).
 import { describe, expect, it } from 'vitest';
 import { defaultNodePool, parseNodePools } from '../../src/core/input/nodePools.ts';
 import { expectInputError } from './helpers.ts';
@@ -80,7 +80,6 @@ describe('defaults', () => {
   it.each([
     ['v1 template field', pool({ templateSpec: { expireAfter: '24h' } }), 86_400_000],
     ['v1 Never', pool({ templateSpec: { expireAfter: 'Never' } }), null],
-    ['v1beta1 disruption field', pool({ apiVersion: 'karpenter.sh/v1beta1', disruption: { expireAfter: '30m' } }), 1_800_000],
     ['absent: 720h', pool(), 2_592_000_000],
   ])('expireAfter: %s', (_name, doc, expected) => {
     expect(parseOne(doc).expireAfterMs).toBe(expected);
@@ -197,13 +196,13 @@ describe('validation', () => {
     ['time zone', budget({ nodes: 0, schedule: 'TZ=Europe/Paris 0 9 * * *', duration: '1h' }), NP, 'spec.disruption.budgets[0].schedule', 'time zones are not supported'],
     ['unknown reason', budget({ nodes: 1, reasons: ['Expired'] }), NP, 'spec.disruption.budgets[0].reasons[0]', 'must be one of Empty, Underutilized, Drifted'],
     ['budgets not a list', pool({ disruption: { budgets: { nodes: 1 } } }), NP, 'spec.disruption.budgets', 'must be a list'],
-    ['Balanced policy', pool({ disruption: { consolidationPolicy: 'Balanced' } }), NP, 'spec.disruption.consolidationPolicy', 'not supported'],
+    ['integer policy (the Balanced RFC draft; v1.14 refuses it)', pool({ disruption: { consolidationPolicy: 2 } }), NP, 'spec.disruption.consolidationPolicy', 'no integer consolidationPolicy'],
     ['unknown policy', pool({ disruption: { consolidationPolicy: 'Sometimes' } }), NP, 'spec.disruption.consolidationPolicy', 'must be one of'],
     ['bad consolidateAfter', pool({ disruption: { consolidateAfter: '5 minutes' } }), NP, 'spec.disruption.consolidateAfter', 'not a duration'],
     ['negative consolidateAfter', pool({ disruption: { consolidateAfter: '-5m' } }), NP, 'spec.disruption.consolidateAfter', 'must not be negative'],
     ['bad grace period', pool({ disruption: { consolidationGracePeriod: 'later' } }), NP, 'spec.disruption.consolidationGracePeriod', 'not a duration'],
     ['bad expireAfter (v1)', pool({ templateSpec: { expireAfter: '30d' } }), NP, 'spec.template.spec.expireAfter', 'not a duration'],
-    ['bad expireAfter (v1beta1)', pool({ disruption: { expireAfter: 'x' } }), NP, 'spec.disruption.expireAfter', 'not a duration'],
+    ['expireAfter where v1beta1 had it', pool({ disruption: { expireAfter: '30m' } }), NP, 'spec.disruption.expireAfter', 'moved to spec.template.spec.expireAfter'],
     ['negative threshold', pool({ disruption: { consolidationSavingsThresholdCents: '-1' } }), NP, 'spec.disruption.consolidationSavingsThresholdCents', 'non-negative'],
     ['negative threshold number', pool({ disruption: { consolidationSavingsThresholdCents: -0.5 } }), NP, 'spec.disruption.consolidationSavingsThresholdCents', 'non-negative'],
     ['non-numeric threshold', pool({ disruption: { consolidationSavingsThresholdCents: 'cheap' } }), NP, 'spec.disruption.consolidationSavingsThresholdCents', 'non-negative'],

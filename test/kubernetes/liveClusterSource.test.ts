@@ -140,6 +140,21 @@ describe('LiveClusterSource', () => {
     expect(JSON.stringify(objects)).not.toContain('"_continue"');
   });
 
+  it('keeps only what the planner reads of each page, and the same Cluster comes out', async () => {
+    const objects = clusterObjects().map((o) =>
+      o['kind'] === 'Pod' || o['kind'] === 'Node'
+        ? { ...o, metadata: { ...(o['metadata'] as object), managedFields: [{ manager: 'kubelet', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } }] } }
+        : o,
+    );
+    const { kc } = await start(objects);
+    const source = new LiveClusterSource(kc, { pageSize: 2 });
+    const full = await source.readObjects();
+    const projected = await source.readObjects({ projected: true });
+    expect(JSON.stringify(full)).toContain('managedFields');
+    expect(JSON.stringify(projected)).not.toContain('managedFields');
+    expect(sorted(await source.read())).toEqual(sorted(parseClusterObjects(full)));
+  });
+
   it('reads an empty cluster', async () => {
     const { kc } = await start([]);
     const cluster = await new LiveClusterSource(kc).read();

@@ -74,4 +74,13 @@ describe('request formatting', () => {
     expect(formatRequests({ cpu: 2000, memory: 4 * Gi })).toBe('2000m cpu / 4Gi memory');
     expect(formatRequests({ memory: 1536 * Mi, cpu: 250, 'nvidia.com/gpu': 1 })).toBe('250m cpu / 1536Mi memory / 1 nvidia.com/gpu');
   });
+
+  it.each([
+    ['hugepages-2Mi', 100 * Mi, '100Mi hugepages-2Mi'],
+    ['hugepages-1Gi', 2 * Gi, '2Gi hugepages-1Gi'],
+    ['ephemeral-storage', 20 * Gi, '20Gi ephemeral-storage'],
+    ['vpc.amazonaws.com/pod-eni', 1, '1 vpc.amazonaws.com/pod-eni'],
+  ])('prints %s in Kubernetes units', (key, value, text) => {
+    expect(formatRequests({ [key]: value })).toBe(text);
+  });
 });

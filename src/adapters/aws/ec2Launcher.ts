@@ -9,6 +9,16 @@
 // The launch template carries everything else (AMI, instance profile, security groups, user data that
 // joins the cluster with the pool's labels and taints).
 //
+// What the IAM policy (serverless.yml ConsolidatorPolicy = infra/iam.yml) demands of a launch, and so
+// what this launcher does or checks first, with a configuration error naming what is missing instead
+// of EC2's bare UnauthorizedOperation:
+// - the instance, its volumes and the fleet are tagged in the request (TagSpecifications) with
+//   eks-consolidator/managed=true, kubernetes.io/cluster/<cluster>=owned and karpenter.sh/nodepool;
+// - the launch template itself carries kubernetes.io/cluster/<cluster>=owned (only this cluster's
+//   templates may be launched from);
+// - the template's own TagSpecifications tag network interfaces (and, for spot, spot requests) with
+//   kubernetes.io/cluster/<cluster>=owned: CreateFleet cannot tag those itself.
+//
 // Idempotency per command: before launching, an instance tagged with the command id is looked for and
 // reused; the CreateFleet ClientToken is derived from the command id, so a retried call whose first
 // answer was lost gets the same fleet back instead of a second instance.
@@ -29,12 +39,16 @@ import { createHash } from 'node:crypto';
 import {
   CreateFleetCommand,
   DescribeInstancesCommand,
+  DescribeLaunchTemplatesCommand,
+  DescribeLaunchTemplateVersionsCommand,
   DescribeSubnetsCommand,
   TerminateInstancesCommand,
   type CreateFleetCommandInput,
   type EC2Client,
   type FleetLaunchTemplateOverridesRequest,
   type Instance,
+  type LaunchTemplateTagSpecification,
+  type ResourceType,
   type Tag,
   type _InstanceType,
 } from '@aws-sdk/client-ec2';
@@ -74,7 +88,10 @@ export const MAX_OVERRIDES = 300;
 
 export interface Ec2LauncherOptions {
   readonly client: EC2Client;
-  /** Goes into the Name tag (`<cluster>/<pool>`). */
+  /**
+   * Goes into the Name tag (`<cluster>/<pool>`) and the `kubernetes.io/cluster/<cluster>=owned` tag that
+   * the IAM policy requires; with it, the launch template is checked against the policy before a launch.
+   */
   readonly clusterName?: string;
   /** More tags for every launched instance (e.g. `kubernetes.io/cluster/<name>: owned`). */
   readonly extraTags?: Readonly<Record<string, string>>;
@@ -102,6 +119,7 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
     if (existing !== undefined) return existing;
 
     const settings = launchSettings(request.nodePool);
+    if (this.clusterName !== undefined) await this.checkLaunchTemplate(settings, request);
     const subnetZones = await this.subnetZones(settings.subnetIds);
     const input = fleetRequest(request, settings, subnetZones, this.tags(request));
     let answer;
@@ -210,10 +228,57 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
     }
   }
 
+  /**
+   * Refuses, as a configuration error, a launch template the IAM policy would refuse: not tagged as this
+   * cluster's, or not tagging the network interfaces (and spot requests) it creates as this cluster's.
+   */
+  private async checkLaunchTemplate(settings: LaunchSettings, request: LaunchRequest): Promise<void> {
+    const clusterTag = clusterTagKey(this.clusterName!);
+    const named = 'LaunchTemplateId' in settings.template ? settings.template.LaunchTemplateId : settings.template.LaunchTemplateName;
+    const where = `launch template ${named} (NodePool "${request.nodePool.name}")`;
+    let template;
+    let version;
+    try {
+      const templates = await this.client.send(
+        new DescribeLaunchTemplatesCommand(
+          'LaunchTemplateId' in settings.template ? { LaunchTemplateIds: [settings.template.LaunchTemplateId] } : { LaunchTemplateNames: [settings.template.LaunchTemplateName] },
+        ),
+      );
+      template = templates?.LaunchTemplates?.[0];
+      if (template !== undefined) {
+        const versions = await this.client.send(
+          new DescribeLaunchTemplateVersionsCommand({ LaunchTemplateId: template.LaunchTemplateId, Versions: [settings.version] }),
+        );
+        version = versions?.LaunchTemplateVersions?.[0];
+      }
+    } catch (error) {
+      const code = (error as { name?: string }).name ?? '';
+      const failure = /^InvalidLaunchTemplate|NotFound/.test(code) ? 'configuration' : 'api';
+      throw new LaunchError(failure, `ec2:DescribeLaunchTemplates (${where}): ${describeError(error)}`, { cause: error });
+    }
+    if (template === undefined) throw new LaunchError('configuration', `${where} does not exist`);
+    if (version === undefined) throw new LaunchError('configuration', `${where} has no version ${settings.version}`);
+    if (tagValue(template.Tags, clusterTag) !== 'owned') {
+      throw new LaunchError('configuration', `${where} is not tagged ${clusterTag}=owned, so the IAM policy lets no launch use it`);
+    }
+    const needTagged: ResourceType[] = ['network-interface', ...(request.replacement.capacityType === 'spot' ? (['spot-instances-request'] as const) : [])];
+    const specifications: readonly LaunchTemplateTagSpecification[] = version.LaunchTemplateData?.TagSpecifications ?? [];
+    for (const resourceType of needTagged) {
+      const tags = specifications.find((spec) => spec.ResourceType === resourceType)?.Tags;
+      if (tagValue(tags, clusterTag) !== 'owned') {
+        throw new LaunchError(
+          'configuration',
+          `${where}, version ${settings.version}, does not tag ${resourceType} with ${clusterTag}=owned in its TagSpecifications, so the IAM policy refuses the launch`,
+        );
+      }
+    }
+  }
+
   private tags(request: LaunchRequest): Tag[] {
     const pool = request.nodePool.name;
     const tags: Record<string, string> = {
       ...this.extraTags,
+      ...(this.clusterName === undefined ? {} : { [clusterTagKey(this.clusterName)]: 'owned' }),
       [InstanceTags.managed]: 'true',
       [InstanceTags.command]: request.commandId,
       [InstanceTags.nodePool]: pool,
@@ -284,8 +349,14 @@ export function fleetRequest(
     ...(capacityType === 'spot'
       ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
       : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
-    TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
+    // The IAM policy requires these tags in the request on each of the three (infra/iam.yml).
+    TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: tags })),
   };
+}
+
+/** The tag that marks an AWS resource as one cluster's (EKS and Karpenter use the same). */
+export function clusterTagKey(clusterName: string): string {
+  return `kubernetes.io/cluster/${clusterName}`;
 }
 
 /** CreateFleet's idempotency token: at most 64 ASCII characters, the same for every attempt of a command. */

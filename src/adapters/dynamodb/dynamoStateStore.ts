@@ -23,6 +23,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { applyChanges, diffPassState } from '../../core/state/diff.ts';
 import { StateConflictError, StateCorruptError, StateStoreError } from '../../core/state/errors.ts';
+import { LEDGER_RETENTION_MS, readLedgerEntry, type LedgerEntry } from '../../core/state/ledger.ts';
 import type { StateStore } from '../../core/state/ports.ts';
 import {
   commandExpiresAt,
@@ -70,6 +71,7 @@ export class DynamoStateStore implements StateStore {
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
   private readonly pk: string;
+  private readonly ledgerPk: string;
   private readonly clock: () => number;
   private readonly pageSize: number | undefined;
   private readonly writeConcurrency: number;
@@ -83,6 +85,7 @@ export class DynamoStateStore implements StateStore {
     });
     this.table = options.tableName;
     this.pk = StateKeys.cluster(options.clusterName);
+    this.ledgerPk = StateKeys.ledger(options.clusterName);
     this.clock = options.clock ?? Date.now;
     this.pageSize = options.pageSize;
     this.writeConcurrency = options.writeConcurrency ?? 16;
@@ -189,6 +192,53 @@ export class DynamoStateStore implements StateStore {
     );
     if (!ok) throw new StateConflictError([`command ${cmd.id}`], 'putCommand');
     return stored;
+  }
+
+  async appendLedger(entry: LedgerEntry): Promise<void> {
+    await this.call('appendLedger', () =>
+      this.doc.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            [PARTITION_KEY]: this.ledgerPk,
+            [SORT_KEY]: `${new Date(entry.at).toISOString()}#${Math.random().toString(36).slice(2, 8)}`,
+            entry: JSON.stringify(entry),
+            ...ttl(entry.at + LEDGER_RETENTION_MS),
+            ...this.fenceAttribute(),
+          },
+        }),
+      ),
+    );
+  }
+
+  async listLedger(): Promise<LedgerEntry[]> {
+    const entries: LedgerEntry[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.call('listLedger', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': PARTITION_KEY },
+            ExpressionAttributeValues: { ':pk': this.ledgerPk },
+            ...(startKey ? { ExclusiveStartKey: startKey } : {}),
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const sk = `${this.ledgerPk}/${String(item[SORT_KEY])}`;
+        let raw: unknown;
+        try {
+          raw = JSON.parse(String(item['entry']));
+        } catch {
+          throw new StateCorruptError(sk, 'entry', 'not JSON');
+        }
+        entries.push(readLedgerEntry(raw, corrupt(sk)));
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return entries.sort((a, b) => a.at - b.at);
   }
 
   async listCommands(nowMs?: number): Promise<DisruptionCommand[]> {

@@ -6,6 +6,8 @@
 //                            sk = LEASE         who runs the pass now (owner, leaseUntilMs)
 //                            sk = NODE#<node>   one record per node (NodeState), with a TTL
 //                            sk = CMD#<id>      disruption commands (finished ones with a TTL)
+//   pk = LEDGER#<cluster>    sk = <ISO time>#<n> one ledger entry per real pass (issue 12), with a TTL;
+//                                               a partition of its own so that a pass's load never reads it
 //
 // `expiresAt` (epoch SECONDS, DynamoDB's TTL format) lets stale records age out. TTL deletion lags (hours
 // in DynamoDB, never in dynalite), so the store also stores `expiresAtMs` and ignores expired items itself.
@@ -31,6 +33,7 @@ export const StateKeys = {
   node: (nodeName: string): string => `NODE#${nodeName}`,
   commandPrefix: 'CMD#',
   command: (id: string): string => `CMD#${id}`,
+  ledger: (clusterName: string): string => `LEDGER#${clusterName}`,
 } as const;
 
 /** CreateTable input (without the name). On-demand billing: a pass writes in short bursts. */

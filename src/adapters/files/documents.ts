@@ -3,7 +3,7 @@
 // so the CLI prints e.g. `nodepools.yaml: NodePool "default": spec.disruption.budgets[0]: ...` and
 // exits 2 (CONTRACT §1).
 import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, visit } from 'yaml';
 import { InputError } from '../../core/errors.ts';
 
 /** Reads a file as text; a missing or unreadable file is bad input, not an internal error. */
@@ -21,20 +21,73 @@ export async function readText(path: string): Promise<string> {
   }
 }
 
+/**
+ * JSON.parse says `at position 35724`; a person wants the line (two concatenated `kubectl -o json`
+ * outputs fail at the start of the second one, say). `skipped` is what was trimmed off the front.
+ */
+function withLine(message: string, text: string, skipped: number): string {
+  const match = /position (\d+)/.exec(message);
+  if (!match) return message;
+  const offset = Number(match[1]) + skipped;
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return `${message} (line ${line}, column ${column})`;
+}
+
 function syntaxError(detail: string): InputError {
   return new InputError('', '', `not valid JSON or YAML: ${detail}`);
 }
 
+/**
+ * Bounds on what a document may make the reader build. Kubernetes objects nest about 20 levels at most
+ * (managedFields included) and `kubectl` output uses no YAML aliases, so these stop only crafted or
+ * broken input: a few hundred bytes of nested aliases can expand into gigabytes (the "billion laughs").
+ */
+export const MAX_ALIASES_PER_FILE = 100;
+/** The YAML library's own expansion guard: how many nodes the aliases may add, weighed by their size. */
+const MAX_ALIAS_EXPANSION = 100;
+export const MAX_NESTING_DEPTH = 100;
+
 /** Decodes a YAML stream; returns the first syntax error's text instead when there is one. */
 function decodeYaml(text: string): unknown[] | string {
   const out: unknown[] = [];
+  let aliases = 0;
   for (const document of parseAllDocuments(text)) {
     const [error] = document.errors;
+    if (error && /call stack/i.test(error.message)) throw tooDeep();
     if (error) return error.message.split('\n')[0] ?? error.message;
-    const value: unknown = document.toJS({ maxAliasCount: 1000 });
+    visit(document, { Alias: () => void aliases++ });
+    if (aliases > MAX_ALIASES_PER_FILE) throw new InputError('', '', `uses more than ${MAX_ALIASES_PER_FILE} YAML aliases (*name); write the values out instead`);
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount: MAX_ALIAS_EXPANSION });
+    } catch (error) {
+      // The library refuses an alias that expands too much (ReferenceError), or recursion runs out.
+      if (error instanceof ReferenceError) throw new InputError('', '', 'YAML aliases expand into too much data; write the values out instead');
+      if (error instanceof RangeError) throw tooDeep();
+      throw error;
+    }
     if (value !== null && value !== undefined) out.push(value);
   }
   return out;
+}
+
+function tooDeep(): InputError {
+  return new InputError('', '', `nested more than ${MAX_NESTING_DEPTH} levels deep; no Kubernetes object is`);
+}
+
+/** Fails when any value nests deeper than MAX_NESTING_DEPTH (iteratively: deep input must not blow the stack). */
+function checkDepth(documents: readonly unknown[]): void {
+  const stack: { value: unknown; depth: number }[] = documents.map((value) => ({ value, depth: 1 }));
+  while (stack.length > 0) {
+    const { value, depth } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_NESTING_DEPTH) throw tooDeep();
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
+    }
+  }
 }
 
 /**
@@ -45,6 +98,12 @@ function decodeYaml(text: string): unknown[] | string {
  * InputErrors.
  */
 export function decodeDocuments(text: string): unknown[] {
+  const documents = decodeUnchecked(text);
+  checkDepth(documents);
+  return documents;
+}
+
+function decodeUnchecked(text: string): unknown[] {
   const trimmed = text.replace(/^\uFEFF/, '').trimStart();
   if (trimmed === '') throw new InputError('', '', 'the file is empty');
   let documents: unknown[] | string;
@@ -53,8 +112,9 @@ export function decodeDocuments(text: string): unknown[] {
       const value: unknown = JSON.parse(trimmed);
       return Array.isArray(value) ? value : [value];
     } catch (error) {
+      if (error instanceof RangeError) throw tooDeep();
       documents = decodeYaml(trimmed);
-      if (typeof documents === 'string') throw syntaxError((error as Error).message);
+      if (typeof documents === 'string') throw syntaxError(withLine((error as Error).message, text, text.length - trimmed.length));
     }
   } else {
     documents = decodeYaml(trimmed);

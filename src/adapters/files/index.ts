@@ -2,17 +2,13 @@
 // decodes the file (documents.ts) and hands the documents to the pure parser in src/core/input.
 import { InputError } from '../../core/errors.ts';
 import { parseCatalog } from '../../core/input/catalog.ts';
-import { parseClusterObjects } from '../../core/input/cluster.ts';
 import { parseNodePools } from '../../core/input/nodePools.ts';
-import type { Catalog, Cluster, NodePool } from '../../core/model/types.ts';
+import type { Catalog, NodePool } from '../../core/model/types.ts';
 import { decodeDocuments, parseFile, readText } from './documents.ts';
 
 export { decodeDocuments, parseFile, readText };
 
-/** `kubectl get ... -o json` output (a List) or the same objects as YAML documents. */
-export function readClusterFile(path: string): Promise<Cluster> {
-  return parseFile(path, parseClusterObjects);
-}
+export { readClusterFile } from './clusterFile.ts';
 
 /** The catalog: exactly one JSON (or YAML) document. */
 export function readCatalogFile(path: string): Promise<Catalog> {

@@ -154,19 +154,33 @@ export interface ListPage<T> {
  * continue token has expired (410 Gone: the snapshot it pinned was compacted away) the listing starts
  * over, at most twice, as `kubectl` and informers do.
  */
-export async function listAllPages<T>(
+export function listAllPages<T>(
   resource: string,
   fetchPage: (page: { limit: number; _continue?: string }) => Promise<ListPage<T>>,
   pageSize: number = DEFAULT_PAGE_SIZE,
 ): Promise<T[]> {
+  return listAllPagesMapped(resource, fetchPage, (item) => item, pageSize);
+}
+
+/**
+ * listAllPages, each item mapped as its page arrives: the typed client objects of a page can be
+ * dropped before the next page is read (a cluster's pods, in full, take far more memory than the
+ * planner needs of them).
+ */
+export async function listAllPagesMapped<T, U>(
+  resource: string,
+  fetchPage: (page: { limit: number; _continue?: string }) => Promise<ListPage<T>>,
+  map: (item: T) => U,
+  pageSize: number = DEFAULT_PAGE_SIZE,
+): Promise<U[]> {
   for (let attempt = 0; ; attempt += 1) {
-    const items: T[] = [];
+    const items: U[] = [];
     let token: string | undefined;
     try {
       for (let pages = 0; ; pages += 1) {
         if (pages > 100_000) throw new Error('the server kept sending continue tokens');
         const page = await fetchPage(token === undefined ? { limit: pageSize } : { limit: pageSize, _continue: token });
-        items.push(...page.items);
+        for (const item of page.items) items.push(map(item));
         token = page.metadata?._continue;
         if (token === undefined || token === '') return items;
       }

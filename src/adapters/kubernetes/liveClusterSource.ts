@@ -5,9 +5,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InputError } from '../../core/errors.ts';
 import { parseClusterObjects } from '../../core/input/cluster.ts';
+import { projectClusterObject } from '../../core/input/projection.ts';
 import type { Cluster } from '../../core/model/types.ts';
 import type { ClusterSource } from '../../core/ports/cluster.ts';
-import { DEFAULT_PAGE_SIZE, listAllPages, makeKubeApis, toPlainObject } from './kubeClient.ts';
+import { DEFAULT_PAGE_SIZE, listAllPagesMapped, makeKubeApis, toPlainObject } from './kubeClient.ts';
 import type { KubeApis, ListPage } from './kubeClient.ts';
 
 /** One collection to read: how to list a page of it and what its items are. */
@@ -115,7 +116,8 @@ export class LiveClusterSource implements ClusterSource {
    * when a list fails, with an InputError (file `Kubernetes API`) when an object cannot be read.
    */
   async read(): Promise<Cluster> {
-    const objects = await this.readObjects();
+    // Each page is projected as it arrives (core/input/projection.ts): only what the planner reads is kept.
+    const objects = await this.readObjects({ projected: true });
     try {
       return this.parse(objects);
     } catch (error) {
@@ -129,12 +131,19 @@ export class LiveClusterSource implements ClusterSource {
    * The plain Kubernetes objects behind `read()`, in kubectl's JSON shape with `kind`/`apiVersion`
    * set: handy to dump a live cluster into a `--cluster` file for an offline `plan`.
    */
-  async readObjects(): Promise<Record<string, unknown>[]> {
+  async readObjects(options: { readonly projected?: boolean } = {}): Promise<Record<string, unknown>[]> {
     const lists = await Promise.all(
-      COLLECTIONS.map(async (c) => {
-        const items = await listAllPages(c.resource, (page) => c.list(this.apis, page), this.pageSize);
-        return items.map((item) => toPlainObject(item, c.model, c.kind, c.apiVersion));
-      }),
+      COLLECTIONS.map((c) =>
+        listAllPagesMapped(
+          c.resource,
+          (page) => c.list(this.apis, page),
+          (item) => {
+            const plain = toPlainObject(item, c.model, c.kind, c.apiVersion);
+            return options.projected ? (projectClusterObject(plain) as Record<string, unknown>) : plain;
+          },
+          this.pageSize,
+        ),
+      ),
     );
     return lists.flat();
   }

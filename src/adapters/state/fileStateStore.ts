@@ -18,6 +18,7 @@ import { basename, dirname, join } from 'node:path';
 import { InputError } from '../../core/errors.ts';
 import { applyChanges, diffPassState } from '../../core/state/diff.ts';
 import { StateConflictError, StateStoreError } from '../../core/state/errors.ts';
+import { LEDGER_RETENTION_MS, readLedgerEntry, type LedgerEntry } from '../../core/state/ledger.ts';
 import type { StateStore } from '../../core/state/ports.ts';
 import {
   commandExpiresAt,
@@ -50,6 +51,8 @@ interface StateDocument {
   readonly state: PassState;
   /** The lease; `owner` absent once released. `token` only grows (fencing). */
   readonly lease?: { readonly owner?: string; readonly until: number; readonly token?: number };
+  /** Ledger entries of real passes (issue 12), as stored; checked when listed. Absent in older files. */
+  readonly ledger?: readonly unknown[];
 }
 
 export interface FileStateStoreOptions {
@@ -161,6 +164,28 @@ export class FileStateStore implements StateStore {
     });
     if (!ok) throw new StateConflictError([`command ${cmd.id}`], 'putCommand');
     return stored;
+  }
+
+  async appendLedger(entry: LedgerEntry): Promise<void> {
+    await this.update('appendLedger', (doc) => {
+      // Entries older than the retention are dropped as new ones come (the file must not grow forever).
+      const kept = (doc.ledger ?? []).filter((raw) => {
+        const at = (raw as { at?: unknown } | null)?.at;
+        return typeof at !== 'number' || at > entry.at - LEDGER_RETENTION_MS;
+      });
+      return { doc: { ...doc, ledger: [...kept, entry] }, result: undefined };
+    });
+  }
+
+  async listLedger(): Promise<LedgerEntry[]> {
+    const { ledger = [] } = await this.read();
+    return ledger
+      .map((raw, i) =>
+        readLedgerEntry(raw, (field, problem) => {
+          throw new InputError('', `ledger[${i}]${field.startsWith('entry') ? field.slice(5) : field === '' ? '' : `.${field}`}`, problem).inFile(this.path);
+        }),
+      )
+      .sort((a, b) => a.at - b.at);
   }
 
   async listCommands(nowMs?: number): Promise<DisruptionCommand[]> {
@@ -343,7 +368,9 @@ function decodeDocument(json: unknown, fail: Fail): StateDocument {
     const token = r.has('token') ? r.number('token') : undefined;
     lease = { ...(owner === undefined ? {} : { owner }), until: r.time('until'), ...(token === undefined ? {} : { token }) };
   }
-  return { state: { nodes, cluster, commands: sortCommands(commands) }, ...(lease ? { lease } : {}) };
+  const ledger = top.has('ledger') ? top.member('ledger') : undefined;
+  if (ledger !== undefined && !Array.isArray(ledger)) fail('ledger', 'not a list');
+  return { state: { nodes, cluster, commands: sortCommands(commands) }, ...(lease ? { lease } : {}), ...(ledger ? { ledger: ledger as unknown[] } : {}) };
 }
 
 function encodeDocument(doc: StateDocument): Record<string, unknown> {
@@ -364,5 +391,6 @@ function encodeDocument(doc: StateDocument): Record<string, unknown> {
           },
         }
       : {}),
+    ...(doc.ledger && doc.ledger.length > 0 ? { ledger: doc.ledger } : {}),
   };
 }

@@ -23,10 +23,15 @@ export interface TimeCodec {
   write(ms: number): unknown;
 }
 
+/** 10000-01-01T00:00:00Z. */
+const FIRST_FIVE_DIGIT_YEAR_MS = 253_402_300_800_000;
+
 /** ISO 8601 in files (readable when a person opens `--state`); epoch-ms numbers also accepted. */
 export const isoTime: TimeCodec = {
   read: (value) => {
-    if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+    // Only times that write back as four-digit-year ISO text are accepted, so that whatever is read can
+    // be written and read again (a larger number would make toISOString throw or print `+010000-...`).
+    if (typeof value === 'number') return Number.isFinite(value) && value >= 0 && value < FIRST_FIVE_DIGIT_YEAR_MS ? value : undefined;
     if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return undefined;
     const ms = Date.parse(value);
     return Number.isNaN(ms) ? undefined : ms;

@@ -219,6 +219,7 @@ export class ActSession {
           this.runners.push(started.runner);
           this.due.push(started.runner);
           for (const n of decision.nodes) busy.add(n);
+          this.deps.onCommandStarted?.({ commandId: started.runner.id, decision, nodes: decision.nodes.map((n) => snapshot.get(n)) });
         }
       } catch (error) {
         skip(index, `could not start: ${message(error)}`);

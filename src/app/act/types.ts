@@ -1,5 +1,6 @@
 // The executor's dependencies, options and report (re-exported by executeCommands.ts).
-import type { NodePool } from '../../core/model/types.ts';
+import type { Node, NodePool } from '../../core/model/types.ts';
+import type { Decision } from '../../core/plan.ts';
 import type { InstanceLauncher, NodeOperations } from '../../core/ports/actuator.ts';
 import type { StateStore } from '../../core/state/ports.ts';
 import type { CommandStep, DisruptionMethod } from '../../core/state/types.ts';
@@ -29,6 +30,15 @@ export interface ActDeps {
    * invocations that start the same decision race for the same record and only one wins.
    */
   readonly newCommandId?: () => string;
+  /** Told when a command for one of the pass's decisions has been started (the node(s) are being disrupted). */
+  readonly onCommandStarted?: (started: CommandStarted) => void;
+}
+
+export interface CommandStarted {
+  readonly commandId: string;
+  readonly decision: Decision;
+  /** The decision's nodes as the pass saw them, in `decision.nodes` order. */
+  readonly nodes: readonly (Node | undefined)[];
 }
 
 export interface ActOptions {

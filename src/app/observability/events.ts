@@ -4,6 +4,7 @@
 //   DisruptionBlocked  a node of a pool in scope that may not be disrupted at all (do-not-disrupt, a
 //                      PDB at zero, not Ready, ...). Waiting out consolidateAfter, the grace period or
 //                      the minimum lifetime is not "blocked" (Karpenter says nothing then either).
+//   ConsolidationApproved / ConsolidationRejected  a Balanced pool's score of a move (balanced.ts).
 // Never in a dry run (the caller only publishes from the acting path).
 //
 // Deduplication: a pass runs every few minutes and would repeat the same event each time. An event is
@@ -14,7 +15,8 @@
 // repeats, so a shared store (DynamoDB) was not worth a write per event.
 import { createHash } from 'node:crypto';
 import type { PassResult, PassScope } from '../runPass.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { scoreEvents, withoutScoreSentences } from './balanced.ts';
 import { poolInScope } from './metrics.ts';
 
 export const EVENT_DEDUPE_TTL_MS = 15 * 60_000;
@@ -23,7 +25,7 @@ export const MAX_EVENTS_PER_PASS = 100;
 
 export interface NodeEventSpec {
   readonly nodeName: string;
-  readonly reason: 'Unconsolidatable' | 'DisruptionBlocked';
+  readonly reason: 'Unconsolidatable' | 'DisruptionBlocked' | 'ConsolidationApproved' | 'ConsolidationRejected';
   readonly message: string;
   readonly type: 'Normal' | 'Warning';
 }
@@ -46,7 +48,8 @@ export function nodeEventsFor(result: PassResult, scope: PassScope): NodeEventSp
     const pool = pools.get(node.nodePool);
     if (pool === undefined || !poolInScope(scope, pool) || node.decision !== undefined) continue;
     if (node.candidate) {
-      const reasons = node.reasons.filter((r) => !passNotes.has(r));
+      // A Balanced score's verdict goes out as ConsolidationRejected (below), not twice.
+      const reasons = withoutScoreSentences(node.reasons).filter((r) => !passNotes.has(r));
       if (reasons.length === 0) continue;
       events.push({ nodeName: node.name, reason: 'Unconsolidatable', type: 'Normal', message: reasons.join('; ') });
     } else {
@@ -55,7 +58,12 @@ export function nodeEventsFor(result: PassResult, scope: PassScope): NodeEventSp
       events.push({ nodeName: node.name, reason: 'DisruptionBlocked', type: 'Normal', message: `Cannot disrupt Node: ${reasons.join('; ')}` });
     }
   }
-  return events;
+  const poolInScopeByName = (name: string) => {
+    const pool = pools.get(name);
+    return pool !== undefined && poolInScope(scope, pool);
+  };
+  // Score verdicts first: MAX_EVENTS_PER_PASS must not cut them in favour of the routine ones.
+  return [...scoreEvents(result.plan, poolInScopeByName), ...events];
 }
 
 /** Remembers what was sent recently, per container. */

@@ -1,100 +1,87 @@
-// CloudWatch metrics in the Embedded Metric Format: JSON lines on stdout that CloudWatch Logs turns into
-// metrics, so a pass makes no CloudWatch API call (and needs no cloudwatch:PutMetricData right).
-// https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
+// CloudWatch metrics, published by Powertools for AWS Lambda (`@aws-lambda-powertools/metrics`) in the
+// Embedded Metric Format: JSON lines on stdout that CloudWatch Logs turns into metrics, so a pass makes
+// no CloudWatch API call (and needs no cloudwatch:PutMetricData right). This module only decides WHAT
+// is counted; Powertools writes the documents.
 //
 // Names follow Karpenter's where the meaning is the same, so dashboards and alerts carry over:
-//   karpenter_voluntary_disruption_decisions_total{decision,reason,consolidation_type}
+//   karpenter_voluntary_disruption_decisions_total{decision,reason,consolidation_type,dry_run}
 //   karpenter_voluntary_disruption_eligible_nodes{reason}
 //   karpenter_nodepools_allowed_disruptions{nodepool,reason}
 //   karpenter_consolidation_threshold_blocked_total{nodepool}
+//   karpenter_consolidation_score{decision,nodepool,policy}, karpenter_consolidation_moves_total{...}
+//       (Balanced pools, see balanced.ts)
 // and ours:
 //   eks_consolidator_pass_duration_seconds{function}
 //   eks_consolidator_pass_skipped_total{function,reason}     (lease held by another pass)
 //   eks_consolidator_pass_errors_total{function}
-// Every metric also carries the `cluster` dimension. Decisions carry `dry_run` too: a dry run's decisions
-// were planned, not carried out, and must not be summed with real ones.
+//   eks_consolidator_disruption_commands_ended_total{method,outcome}
+//   eks_consolidator_orphaned_taints_removed_total
+// Every metric also carries Powertools' `service` dimension (`eks-consolidator`) and `cluster`.
+// Decisions carry `dry_run`: a dry run's decisions were planned, not carried out, and must not be
+// summed with real ones.
+//
+// Cardinality is bounded: every dimension is an enumeration except `nodepool` (one series per pool,
+// at most MAX_NODEPOOL_SERIES pools per pass) and `cluster` (one per deployment). Pod, node and
+// instance names never become dimensions.
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { budgetAllowance } from '../../core/disruption/budgets.ts';
 import type { DisruptionReason, NodePool } from '../../core/model/types.ts';
 import type { ExecutionReport } from '../act/types.ts';
+import { scoreMetrics } from './balanced.ts';
 import type { PassResult, PassScope } from '../runPass.ts';
-import type { LineSink } from './logger.ts';
 
 export const METRICS_NAMESPACE = 'EksConsolidator';
+/** Powertools' `service` dimension and log field. */
+export const SERVICE_NAME = 'eks-consolidator';
+/** Pools with a series of their own per pass; a cluster with more reports the first ones by name. */
+export const MAX_NODEPOOL_SERIES = 50;
 
-export type MetricUnit = 'Count' | 'Seconds' | 'None';
+export type MetricUnitName = 'Count' | 'Seconds' | 'None';
 
 export interface MetricDatum {
   readonly name: string;
-  readonly unit: MetricUnit;
+  readonly unit: MetricUnitName;
   readonly value: number;
   readonly dimensions: Readonly<Record<string, string>>;
+  /** Each value is kept (an EMF value list, CloudWatch statistics over them) instead of summed. */
+  readonly distribution?: boolean;
 }
+
+const UNITS: Record<MetricUnitName, (typeof MetricUnit)[keyof typeof MetricUnit]> = {
+  Count: MetricUnit.Count,
+  Seconds: MetricUnit.Seconds,
+  None: MetricUnit.NoUnit,
+};
 
 /**
- * EMF documents for the data: one line per distinct set of dimension values, holding every metric that
- * shares it (values of the same metric and dimensions are added up).
+ * Publishes data points through Powertools: values of the same metric and dimensions are added up
+ * first (distributions are not: each value is its own data point, so CloudWatch's statistics see
+ * them all), then each (metric, dimensions) goes out as one single-metric EMF document with the
+ * instance's default dimensions (`service`, `cluster`) plus its own. Data without dimensions of its
+ * own is stored on `metrics` and leaves with the `logMetrics` middleware's flush.
  */
-export function emfLines(data: readonly MetricDatum[], timestampMs: number, namespace: string = METRICS_NAMESPACE): string[] {
-  const groups = new Map<string, { dimensions: Record<string, string>; metrics: Map<string, { unit: MetricUnit; value: number }> }>();
+export function publishMetrics(metrics: Metrics, data: readonly MetricDatum[]): void {
+  const sums = new Map<string, MetricDatum>();
+  const distributions: MetricDatum[] = [];
   for (const datum of data) {
+    if (datum.distribution) {
+      distributions.push(datum);
+      continue;
+    }
     const keys = Object.keys(datum.dimensions).sort();
-    const groupKey = JSON.stringify(keys.map((k) => [k, datum.dimensions[k]]));
-    let group = groups.get(groupKey);
-    if (group === undefined) {
-      group = { dimensions: Object.fromEntries(keys.map((k) => [k, datum.dimensions[k]!])), metrics: new Map() };
-      groups.set(groupKey, group);
+    const key = JSON.stringify([datum.name, keys.map((k) => [k, datum.dimensions[k]])]);
+    const previous = sums.get(key);
+    sums.set(key, previous === undefined ? datum : { ...previous, value: previous.value + datum.value });
+  }
+  for (const datum of [...sums.values(), ...distributions]) {
+    if (Object.keys(datum.dimensions).length === 0 && !datum.distribution) {
+      metrics.addMetric(datum.name, UNITS[datum.unit], datum.value);
+      continue;
     }
-    const existing = group.metrics.get(datum.name);
-    group.metrics.set(datum.name, { unit: datum.unit, value: (existing?.value ?? 0) + datum.value });
-  }
-  const lines: string[] = [];
-  for (const { dimensions, metrics } of groups.values()) {
-    const names = [...metrics.keys()];
-    // EMF allows at most 100 metrics per document.
-    for (let i = 0; i < names.length; i += 100) {
-      const chunk = names.slice(i, i + 100);
-      const document: Record<string, unknown> = {
-        _aws: {
-          Timestamp: timestampMs,
-          CloudWatchMetrics: [
-            {
-              Namespace: namespace,
-              Dimensions: [Object.keys(dimensions)],
-              Metrics: chunk.map((name) => ({ Name: name, Unit: metrics.get(name)!.unit })),
-            },
-          ],
-        },
-        ...dimensions,
-      };
-      for (const name of chunk) document[name] = metrics.get(name)!.value;
-      lines.push(JSON.stringify(document));
-    }
-  }
-  return lines;
-}
-
-/** Collects data points during an invocation and prints them as EMF lines at the end. */
-export class MetricsRecorder {
-  private readonly data: MetricDatum[] = [];
-
-  constructor(
-    private readonly sink: LineSink,
-    /** Added to every datum, e.g. `{ cluster }`. */
-    private readonly baseDimensions: Readonly<Record<string, string>> = {},
-  ) {}
-
-  add(name: string, unit: MetricUnit, value: number, dimensions: Readonly<Record<string, string>> = {}): void {
-    this.data.push({ name, unit, value, dimensions: { ...this.baseDimensions, ...dimensions } });
-  }
-
-  addAll(data: readonly MetricDatum[]): void {
-    for (const d of data) this.add(d.name, d.unit, d.value, d.dimensions);
-  }
-
-  /** Prints everything recorded so far and forgets it. */
-  flush(timestampMs: number): void {
-    const lines = emfLines(this.data.splice(0), timestampMs);
-    for (const line of lines) this.sink(line);
+    // A single-metric instance publishes its document at once, so values never add up.
+    const single = metrics.singleMetric();
+    single.addDimensions({ ...datum.dimensions });
+    single.addMetric(datum.name, UNITS[datum.unit], datum.value);
   }
 }
 
@@ -154,7 +141,10 @@ export function passMetrics(result: PassResult, scope: PassScope, nowMs: number)
     if (scope !== 'emptiness') data.push(eligible('underutilized', underutilized));
   }
 
-  const pools = (result.nodePools ?? []).filter((pool) => poolInScope(scope, pool));
+  const pools = (result.nodePools ?? [])
+    .filter((pool) => poolInScope(scope, pool))
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .slice(0, MAX_NODEPOOL_SERIES);
   const cluster = result.cluster;
   const inFlight = new Set(
     result.state.commands.filter((c) => c.step !== 'done' && c.step !== 'rolledBack').flatMap((c) => c.nodes),
@@ -175,6 +165,7 @@ export function passMetrics(result: PassResult, scope: PassScope, nowMs: number)
     const blocked = result.plan.nodes.filter((n) => n.nodePool === pool.name && n.reasons.some(isThresholdBlocked)).length;
     data.push({ name: 'karpenter_consolidation_threshold_blocked_total', unit: 'Count', value: blocked, dimensions: { nodepool: pool.name } });
   }
+  data.push(...scoreMetrics(result.plan));
   return data;
 }
 

@@ -36,6 +36,8 @@ export interface BudgetAllowance {
   /** Nodes of the pool already being disrupted or NotReady. */
   readonly inUse: number;
   readonly poolNodeCount: number;
+  /** The budget that sets `limit` (undefined when none applies now). */
+  readonly limitingBudget?: Budget;
 }
 
 /** The most restrictive active budget that applies to `reason` wins (seed 004). */
@@ -51,14 +53,30 @@ export function budgetAllowance(
   const budgets = pool.budgets;
   const poolNodeCount = poolNodes.length;
   let limit = Number.POSITIVE_INFINITY;
+  let limitingBudget: Budget | undefined;
   for (const budget of budgets) {
     if (budget.reasons !== undefined && !budget.reasons.includes(reason)) continue;
     if (!isBudgetActive(budget, nowMs)) continue;
-    limit = Math.min(limit, budgetNodeCount(budget, poolNodeCount));
+    const count = budgetNodeCount(budget, poolNodeCount);
+    if (count < limit) {
+      limit = count;
+      limitingBudget = budget;
+    }
   }
   if (limit === Number.POSITIVE_INFINITY) limit = poolNodeCount; // no active budget applies: no restriction
   const inUse = poolNodes.filter((node) => isUsingBudget(node, inFlight)).length;
-  return { allowed: Math.max(0, limit - inUse), limit, inUse, poolNodeCount };
+  return { allowed: Math.max(0, limit - inUse), limit, inUse, poolNodeCount, ...(limitingBudget ? { limitingBudget } : {}) };
+}
+
+/** How a budget's limit came about: `10% of 8 nodes, rounded up to 1` or `nodes: 2`. */
+export function explainLimit(a: BudgetAllowance): string {
+  const budget = a.limitingBudget;
+  if (!budget) return `no budget applies, so all ${a.poolNodeCount} node(s)`;
+  const window = budget.schedule !== undefined ? ` (scheduled budget "${budget.schedule}", active now)` : '';
+  if ('count' in budget.nodes) return `nodes: ${budget.nodes.count}${window}`;
+  const exact = (budget.nodes.percent * a.poolNodeCount) / 100;
+  const rounded = Number.isInteger(exact) ? '' : `, rounded up to ${a.limit}`;
+  return `${budget.nodes.percent}% of ${a.poolNodeCount} node(s)${rounded}${window}`;
 }
 
 /**
@@ -107,8 +125,20 @@ export class BudgetLedger {
     for (const pool of nodePools) this.used.set(pool, (this.used.get(pool) ?? 0) + 1);
   }
 
+  /**
+   * Why no more nodes of the pool may be disrupted for `reason`. The sentence does not depend on how
+   * far the pass has got, so a node skipped several times in one pass gets it once.
+   */
   describe(poolName: string, reason: DisruptionReason): string {
     const a = this.allowance(poolName, reason);
-    return `disruption budget of NodePool "${poolName}" allows no more ${reason} disruptions now (limit ${a.limit} of ${a.poolNodeCount} nodes, ${a.inUse} already disrupting)`;
+    const base = this.base.get(`${poolName}/${reason}`);
+    const prefix = `disruption budget of NodePool "${poolName}"`;
+    if (a.limit === 0) return `${prefix} allows no ${reason} disruptions now (${explainLimit(a)})`;
+    const inUseBefore = base?.inUse ?? 0;
+    const users =
+      inUseBefore >= a.limit ? `${inUseBefore} node(s) already being disrupted or NotReady`
+      : inUseBefore > 0 ? `${inUseBefore} node(s) already being disrupted or NotReady and earlier decisions of this pass`
+      : 'earlier decisions of this pass';
+    return `${prefix} allows ${a.limit} ${reason} disruption(s) at a time now (${explainLimit(a)}), all taken by ${users}`;
   }
 }

@@ -155,8 +155,13 @@ function evaluateNode(
   const pool = ctx.pools.get(poolName);
   if (!pool) return { node, poolName, candidate: undefined, reasons: [`node names NodePool "${poolName}", which is not configured`] };
 
+  // Karpenter v1.14 static pools (spec.replicas) keep a fixed node count: no method ever disrupts them.
+  if (pool.replicas !== undefined) {
+    return { node, poolName, candidate: undefined, reasons: [`NodePool "${pool.name}" is static (spec.replicas: ${pool.replicas}), so its nodes are never consolidated`] };
+  }
   const pods = allPods.filter(isReschedulable);
-  const reasons = [...nodeBlockers(node, ctx), ...pods.flatMap((pod) => podBlockers(pod, ctx, matchPdbs))];
+  // Pods already terminating need no eviction, so they do not block one (a StatefulSet's still need a place).
+  const reasons = [...nodeBlockers(node, ctx), ...pods.filter((pod) => !pod.terminating).flatMap((pod) => podBlockers(pod, ctx, matchPdbs))];
   reasons.push(...(ctx.extraReasons?.(node) ?? []));
 
   if (pool.consolidateAfterMs === null) {

@@ -16,10 +16,11 @@
 // Every move that evicts pods must also pass the kube-scheduler check (schedulerCheck.ts).
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
-import type { Decision } from '../plan.ts';
+import type { Decision, RejectedMove } from '../plan.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal, destinationName, replacementNames } from './applyDecision.ts';
+import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
 import { BudgetLedger } from './budgets.ts';
 import { byDisruptionCost, evaluateNodes, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
@@ -75,16 +76,19 @@ export interface PassOutcome {
   readonly evaluated: ReadonlySet<string>;
   /** Candidates whose merits a method actually weighed (seed 002: these start a grace period). */
   readonly examined: ReadonlySet<string>;
+  /** Moves a `Balanced` pool's score refused, once per method and node set (the latest scoring). */
+  readonly rejectedMoves: readonly RejectedMove[];
 }
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
   const pools = new Map(input.nodePools.map((p) => [p.name, p]));
   const inFlight = input.inFlight ?? new Set<string>();
+  const prices = indexCatalog(input.catalog);
   const verdicts = input.verdicts ?? evaluateNodes({
     cluster: input.cluster,
     pools,
     nowMs: input.nowMs,
-    prices: indexCatalog(input.catalog),
+    prices,
     parseDuration: input.parseDuration,
     inFlight,
     timing: input.timing ?? snapshotTiming,
@@ -104,6 +108,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     .map((v) => v.candidate)
     .filter((c): c is Candidate => c !== undefined && (input.poolFilter?.(c.pool) ?? true))
     .sort(byDisruptionCost);
+  open = rankBalanced(open);
   const evaluated = new Set(open.map((c) => c.node.name));
 
   const notes = new Map<string, string[]>();
@@ -123,6 +128,15 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     },
   };
   const examined = new Set<string>();
+  // Balanced pools are scored against their totals as the pass found them (one snapshot per pass, as
+  // Karpenter takes one per cycle).
+  const balancedTotals = balancedPoolTotals(input.cluster, pools, prices);
+  const rejected = new Map<string, RejectedMove>();
+  const rejectMove = (move: RejectedMove) => {
+    const key = `${move.method}\u0000${move.move ?? ''}\u0000${move.bound}\u0000${[...move.nodes].sort().join(',')}`;
+    rejected.delete(key);
+    rejected.set(key, move);
+  };
   const decisions: Decision[] = [];
   const movedEarlier: string[] = [];
   let rebuiltChecks = 0;
@@ -160,6 +174,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
             proposal,
           );
         },
+        ...(balancedTotals.size > 0 ? { balancedTotals, rejectMove } : {}),
       };
       const proposal = method.next(view);
       if (!proposal) break;
@@ -182,7 +197,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     }
   }
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated, examined };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()] };
 }
 
 function toDecision(proposal: Proposal, names: readonly string[]): Decision {
@@ -196,7 +211,10 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
   }
   const count = proposal.replacements.length;
   const action = count > 0 ? 'replace' : 'delete';
-  const savingsPerHour = roundMoney(currentPricePerHour - replacementPricePerHour);
+  // A node of unknown price saves an unknown amount: null, never a made-up $0 (it is never replaced, so
+  // this only happens for deletions).
+  const priceKnown = proposal.candidates.every((c) => c.pricePerHour !== undefined);
+  const savingsPerHour = priceKnown ? roundMoney(currentPricePerHour - replacementPricePerHour) : null;
   const first = proposal.replacements[0];
   const summary =
     count > 1
@@ -214,7 +232,7 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
     action,
     nodes,
     replacements: proposal.replacements,
-    currentPricePerHour: roundMoney(currentPricePerHour),
+    currentPricePerHour: priceKnown ? roundMoney(currentPricePerHour) : null,
     replacementPricePerHour: roundMoney(replacementPricePerHour),
     savingsPerHour,
     disruptionCost: roundCost(proposal.candidates.reduce((sum, c) => sum + c.disruptionCost, 0)),
@@ -223,5 +241,6 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
     summary,
     ...(proposal.move ? { move: proposal.move } : {}),
     ...(count > 1 ? { dryRunOnly: `launches ${count} replacements; a command launches at most one, so this move is planned but not carried out` } : {}),
+    ...(proposal.scores ? { scores: proposal.scores } : {}),
   };
 }

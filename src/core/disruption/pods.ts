@@ -10,10 +10,25 @@ export const isTerminal = (pod: Pod): boolean => pod.phase === 'Succeeded' || po
 /**
  * Pods that would have to run somewhere else if the node went away. Daemonset pods are recreated by
  * their controller on whatever node exists, mirror pods belong to the node itself, finished and
- * terminating pods are leaving anyway.
+ * terminating pods are leaving anyway, except a StatefulSet's: its replacement is created only once
+ * the old pod is gone, under the same name, so it needs a place as much as a running pod does
+ * (Karpenter's reschedulable rule).
  */
 export function isReschedulable(pod: Pod): boolean {
-  return !pod.isDaemonSetPod && !pod.isMirrorPod && !isTerminal(pod) && !pod.terminating;
+  if (pod.isDaemonSetPod || pod.isMirrorPod || isTerminal(pod)) return false;
+  return !pod.terminating || isOwnedByStatefulSet(pod);
+}
+
+export function isOwnedByStatefulSet(pod: Pod): boolean {
+  return pod.ownerReferences.some((owner) => owner.kind === 'StatefulSet' && (owner.apiVersion === undefined || owner.apiVersion === 'apps/v1'));
+}
+
+/**
+ * Pending pods: not bound to a node, not finished, not being deleted; daemonset and mirror pods are
+ * left out, they are created per node. Karpenter puts them into every disruption simulation.
+ */
+export function isPending(pod: Pod): boolean {
+  return pod.nodeName === undefined && !isTerminal(pod) && !pod.terminating && !pod.isDaemonSetPod && !pod.isMirrorPod;
 }
 
 export type DurationParser = (text: string) => number | null;

@@ -19,6 +19,9 @@ const METHODS: Record<ConsolidationPolicy, readonly MethodName[]> = {
   // Seed 001: one-for-one deletes and swaps for a cheaper node, no packing (so no repack either).
   WhenCheaper: ['emptiness', 'single-node'],
   WhenUnderutilizedOrCheaper: ['emptiness', 'single-node', 'multi-node', 'm-to-n'],
+  // Karpenter v1.14: every method, but single-, multi-node and m-to-n moves must pass the score
+  // (balancedScore.ts).
+  Balanced: ['emptiness', 'single-node', 'multi-node', 'm-to-n'],
 };
 
 export function policyAllows(policy: ConsolidationPolicy, method: MethodName): boolean {

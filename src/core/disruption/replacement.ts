@@ -4,6 +4,7 @@ import type { FeatureGates } from '../featureGates.ts';
 import type { PlannedReplacement } from '../plan.ts';
 import type { NewNodeOption, NewNodePlan } from '../scheduling/types.ts';
 import type { Candidate } from './candidates.ts';
+import { cheapestMeetingMinValues, describeShortfall, minValuesShortfall } from './minValues.ts';
 import { cheapestPricePerHour, launchCapacityType, launchPricePerHour, restrictCapacityType, roundMoney } from './prices.ts';
 import { describeBlocked, requiredSavingsCents } from './savingsThreshold.ts';
 import { dollars } from './text.ts';
@@ -58,6 +59,9 @@ export function chooseReplacement(
   }
 
   if (pool.length === 0) return { ok: false, reason: 'no instance type the NodePools allow can hold the pods' };
+  const minValues = newNode.minValues ?? [];
+  const allShort = minValuesShortfall(minValues, pool);
+  if (allShort) return { ok: false, reason: `no replacement: ${describeShortfall(allShort, 'the instance types that can hold the pods')}` };
 
   const cheaper = priced(pool).filter((p) => p.worstPricePerHour < currentPricePerHour);
   if (cheaper.length === 0) {
@@ -76,6 +80,9 @@ export function chooseReplacement(
   }
 
   let chosen = worthIt.map((p) => p.option);
+  // Karpenter keeps minValues when it trims the types by price: the cheaper ones must still span them.
+  const cheaperShort = minValuesShortfall(minValues, chosen);
+  if (cheaperShort) return { ok: false, reason: `no replacement: ${describeShortfall(cheaperShort, 'the instance types cheaper than the node(s) now')}` };
   if (allSpot && candidates.length === 1) {
     if (chosen.length < SPOT_TO_SPOT_MIN_TYPES) {
       return {
@@ -83,12 +90,16 @@ export function chooseReplacement(
         reason: `spot-to-spot consolidation needs at least ${SPOT_TO_SPOT_MIN_TYPES} cheaper instance types, found ${chosen.length}`,
       };
     }
-    chosen = [...chosen].sort(byCheapest).slice(0, SPOT_TO_SPOT_MIN_TYPES);
+    // The launch list is cut to the cheapest 15, or to as many as minValues needs if that is more.
+    const keep = Math.max(SPOT_TO_SPOT_MIN_TYPES, cheapestMeetingMinValues(minValues, [...chosen].sort(byCheapest)) ?? 0);
+    chosen = [...chosen].sort(byCheapest).slice(0, keep);
   }
   if (chosen.some((o) => launchCapacityType(o.offerings) === 'spot')) {
     // The types were judged by their spot price; if spot capacity runs out the launch must fail rather
     // than fall back to a dearer on-demand node, so a replacement that may be spot is pinned to spot.
     chosen = restrictCapacityType(chosen, 'spot');
+    const spotShort = minValuesShortfall(minValues, chosen);
+    if (spotShort) return { ok: false, reason: `no replacement: ${describeShortfall(spotShort, 'the cheaper instance types offered as spot')}` };
   }
   chosen = [...chosen].sort(byCheapest);
 
@@ -141,6 +152,10 @@ export function chooseReplacements(candidates: readonly Candidate[], newNodes: r
   });
   const empty = pools.findIndex((p) => p.length === 0);
   if (empty >= 0) return { ok: false, reason: `no instance type the NodePools allow can hold the pods of replacement ${empty + 1}` };
+  for (const [i, pool] of pools.entries()) {
+    const short = minValuesShortfall(newNodes[i]!.minValues ?? [], pool.map((p) => p.option));
+    if (short) return { ok: false, reason: `no replacement: ${describeShortfall(short, `the instance types that can hold the pods of replacement ${i + 1}`)}` };
+  }
 
   const cheapestTotal = pools.reduce((sum, p) => sum + p[0]!.worstPricePerHour, 0);
   if (cheapestTotal >= currentPricePerHour - 1e-12) {
@@ -159,16 +174,30 @@ export function chooseReplacements(candidates: readonly Candidate[], newNodes: r
   const replacements: PlannedReplacement[] = [];
   for (const [i, pool] of pools.entries()) {
     const capPerHour = pool[0]!.worstPricePerHour + sharePerHour + 1e-12;
+    const minValues = newNodes[i]!.minValues ?? [];
     let chosen = pool.filter((p) => p.worstPricePerHour <= capPerHour).map((p) => p.option);
+    // As for one replacement: the types left within the price share must still span minValues.
+    const cheaperShort = minValuesShortfall(minValues, chosen);
+    if (cheaperShort) {
+      return { ok: false, reason: `no replacement: ${describeShortfall(cheaperShort, `the instance types within the price share of replacement ${i + 1}`)}` };
+    }
     if (allSpot && candidates.length === 1 && chosen.length < SPOT_TO_SPOT_MIN_TYPES) {
       return {
         ok: false,
         reason: `spot-to-spot consolidation needs at least ${SPOT_TO_SPOT_MIN_TYPES} cheaper instance types, found ${chosen.length} for replacement ${i + 1}`,
       };
     }
-    if (chosen.some((o) => launchCapacityType(o.offerings) === 'spot')) chosen = restrictCapacityType(chosen, 'spot');
+    if (chosen.some((o) => launchCapacityType(o.offerings) === 'spot')) {
+      chosen = restrictCapacityType(chosen, 'spot');
+      const spotShort = minValuesShortfall(minValues, chosen);
+      if (spotShort) {
+        return { ok: false, reason: `no replacement: ${describeShortfall(spotShort, `the instance types offered as spot for replacement ${i + 1}`)}` };
+      }
+    }
     chosen = [...chosen].sort(byCheapest);
-    if (allSpot && candidates.length === 1) chosen = chosen.slice(0, SPOT_TO_SPOT_MIN_TYPES);
+    if (allSpot && candidates.length === 1) {
+      chosen = chosen.slice(0, Math.max(SPOT_TO_SPOT_MIN_TYPES, cheapestMeetingMinValues(minValues, chosen) ?? 0));
+    }
     const offerings = chosen.flatMap((o) => o.offerings);
     replacements.push({
       instanceTypes: chosen.map((o) => o.instanceType.name),

@@ -11,6 +11,8 @@ const CAUSES: readonly (readonly [key: string, pattern: RegExp])[] = [
   ['doNotDisrupt', /do-not-disrupt|do-not-evict|do-not-consolidate/],
   ['budget', /disruption budget|budget/i],
   ['threshold', /below required/],
+  ['balancedScore', /Balanced: /],
+  ['pendingPods', /pending pod/],
   ['kubeScheduler', /kube-scheduler/],
   ['consolidateAfter', /consolidateAfter|consolidationGracePeriod|minimum node lifetime/],
   ['notManaged', /not managed by a NodePool|not configured/],
@@ -21,8 +23,10 @@ const CAUSES: readonly (readonly [key: string, pattern: RegExp])[] = [
 ];
 
 export function planEfficiency(outcome: PassOutcome, decisions: readonly Decision[], bound: LowerBound, prices: ReadonlyMap<string, number>): PlanEfficiency {
-  const savings = decisions.reduce((sum, d) => sum + d.savingsPerHour, 0);
-  const plannedOnly = decisions.filter((d) => d.dryRunOnly !== undefined).reduce((sum, d) => sum + d.savingsPerHour, 0);
+  // A decision of unknown savings (a node of unknown price deleted) counts as nothing: that node is not
+  // in the start cost either.
+  const savings = decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
+  const plannedOnly = decisions.filter((d) => d.dryRunOnly !== undefined).reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
   const endCost = bound.startCostPerHour - savings;
   const heldBack: Record<string, { nodes: number; pricePerHour: number }> = {};
   for (const verdict of outcome.verdicts) {

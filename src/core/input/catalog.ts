@@ -10,6 +10,7 @@ import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
 import { Fields, isRecord, show } from './fields.ts';
 import { instanceLabels } from './instanceLabels.ts';
+import { EARLIEST_TIME_MS, LATEST_TIME_MS } from './time.ts';
 import { deriveAllocatable } from './overhead.ts';
 
 const CAPACITY_TYPES: readonly CapacityType[] = ['on-demand', 'spot'];
@@ -19,13 +20,17 @@ function instanceTypeObject(raw: unknown, index: number): string {
   return typeof name === 'string' && name !== '' ? `InstanceType "${name}"` : `instanceTypes[${index}]`;
 }
 
+const MAX_PRICE_PER_HOUR = 1_000_000;
+
 function parseOffering(f: Fields, raw: unknown, path: string): Offering {
   const o = f.record(raw, path);
   const zone = f.string(o['zone'], `${path}.zone`);
   const capacityType = f.oneOf(o['capacityType'], `${path}.capacityType`, CAPACITY_TYPES);
   const price = o['price'];
-  if (typeof price !== 'number' || !Number.isFinite(price) || price < 0) {
-    f.fail(`${path}.price`, price === undefined ? 'is required' : `${show(price)} must be a non-negative number (US dollars per hour)`);
+  // No instance costs anywhere near a million dollars an hour; a larger number is a mistake, and sums of
+  // such prices would stop being exact.
+  if (typeof price !== 'number' || !Number.isFinite(price) || price < 0 || price >= MAX_PRICE_PER_HOUR) {
+    f.fail(`${path}.price`, price === undefined ? 'is required' : `${show(price)} must be a non-negative number of US dollars per hour below ${MAX_PRICE_PER_HOUR}`);
   }
   const available = f.optBoolean(o['available'], `${path}.available`) ?? true;
   const priceIsEstimate = f.optBoolean(o['priceIsEstimate'], `${path}.priceIsEstimate`);
@@ -75,9 +80,11 @@ export function parseCatalog(json: unknown): Catalog {
   const region = f.optString(root['region'], 'region') ?? '';
   const source = f.optString(root['source'], 'source');
   // When the prices were taken: an RFC 3339 text, or epoch milliseconds.
-  const pricesAsOf = typeof root['pricesAsOf'] === 'number' && Number.isFinite(root['pricesAsOf'])
-    ? root['pricesAsOf']
-    : f.optTimestamp(root['pricesAsOf'], 'pricesAsOf');
+  const asOfRaw = root['pricesAsOf'];
+  if (typeof asOfRaw === 'number' && !(Number.isFinite(asOfRaw) && asOfRaw >= EARLIEST_TIME_MS && asOfRaw < LATEST_TIME_MS)) {
+    f.fail('pricesAsOf', `${show(asOfRaw)} is not epoch milliseconds between 1970 and 9000`);
+  }
+  const pricesAsOf = typeof asOfRaw === 'number' ? asOfRaw : f.optTimestamp(asOfRaw, 'pricesAsOf');
 
   const instanceTypes = f.array(root['instanceTypes'], 'instanceTypes').map(parseInstanceType);
   const firstIndex = new Map<string, number>();

@@ -43,17 +43,22 @@ const AWS_PROVIDER_ID = /^aws:\/\/\/([^/]*)\/(i-[0-9a-zA-Z]+)$/;
  * Yields every object, descending into Lists. `where` locates an object for errors about unnamed ones:
  * `items[3]` in a single List, `document 2` or `document 2.items[3]` in a YAML stream.
  */
-function* flatten(objects: readonly unknown[], locate: (i: number) => string, itemKind?: string): Generator<Item> {
+function* flatten(objects: readonly unknown[], locate: (i: number) => string, itemKind?: string, inList = false): Generator<Item> {
   for (const [i, raw] of objects.entries()) {
     const where = locate(i);
-    if (raw === null || raw === undefined) continue; // empty YAML documents
+    // Empty YAML documents are skipped; an empty entry in a List's items is a broken dump.
+    if ((raw === null || raw === undefined) && !inList) continue;
     if (!isRecord(raw)) throw new InputError(where || 'document 1', '', `must be an object, got ${show(raw)}`);
     // Typed lists from the API (`PodList`) leave out their items' kind.
     const kind = typeof raw['kind'] === 'string' && raw['kind'] !== '' ? raw['kind'] : itemKind;
     if (kind === undefined) throw new InputError(where || 'document 1', 'kind', 'is required');
+    // A List whose items are missing or not a list would otherwise read as an empty cluster.
+    if (kind.endsWith('List') && (Object.hasOwn(raw, 'items') || kind === 'List') && !Array.isArray(raw['items'])) {
+      throw new InputError(where || 'document 1', 'items', raw['items'] === undefined ? `is required in a ${kind}` : `must be a list, got ${show(raw['items'])}`);
+    }
     if (kind.endsWith('List') && Array.isArray(raw['items'])) {
       const inner = kind === 'List' ? undefined : kind.slice(0, -'List'.length);
-      yield* flatten(raw['items'], (j) => (where === '' ? `items[${j}]` : `${where}.items[${j}]`), inner);
+      yield* flatten(raw['items'], (j) => (where === '' ? `items[${j}]` : `${where}.items[${j}]`), inner, true);
     } else {
       yield { kind, raw, where: where || 'document 1' };
     }

@@ -5,6 +5,7 @@
 // asks it for values by path; a wrong type becomes an InputError carrying both names, which the file
 // adapters then attribute to a file (CONTRACT §1: exit 2 naming the file, the object and the field).
 import { InputError } from '../errors.ts';
+import { parseTimestamp } from './time.ts';
 
 export type JsonRecord = Record<string, unknown>;
 
@@ -19,15 +20,24 @@ export function joinPath(parent: string, child: string): string {
   return child.startsWith('[') ? `${parent}${child}` : `${parent}.${child}`;
 }
 
-/** Shows a value in an error message the way a user wrote it. */
+/** Values longer than this are cut in error messages: a message must stay readable on one screen. */
+const SHOW_MAX_CHARS = 120;
+
+/** Shows a value in an error message the way a user wrote it, cut when long. */
 export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  let text: string;
   if (value === undefined) return 'nothing';
   try {
-    return JSON.stringify(value) ?? String(value);
+    text = JSON.stringify(value) ?? String(value);
   } catch {
-    return String(value);
+    text = String(value);
   }
+  return cut(text);
+}
+
+/** `text` cut to a readable length, saying how much was left out. */
+export function cut(text: string, max = SHOW_MAX_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}... (${text.length - max} more characters)`;
 }
 
 /**
@@ -102,12 +112,12 @@ export class Fields {
     return value;
   }
 
-  /** An RFC 3339 timestamp as epoch milliseconds. */
+  /** An RFC 3339 timestamp as epoch milliseconds, with an offset and in a sane range (time.ts). */
   optTimestamp(value: unknown, field: string): number | undefined {
     const text = this.optString(value, field);
     if (text === undefined) return undefined;
-    const ms = Date.parse(text);
-    if (Number.isNaN(ms)) this.fail(field, `${show(text)} is not an RFC 3339 timestamp`);
+    const ms = parseTimestamp(text);
+    if (typeof ms === 'string') this.fail(field, `${show(text)} ${ms}`);
     return ms;
   }
 

@@ -1,5 +1,7 @@
-// Karpenter NodePool objects (`karpenter.sh/v1`, and `v1beta1` where the fields map) -> the model's
-// NodePool, with Karpenter's defaults and validation (CONTRACT §4, seed 004).
+// Karpenter NodePool objects (`karpenter.sh/v1`, as of Karpenter v1.14) -> the model's NodePool, with
+// Karpenter's defaults and validation (CONTRACT §4, seed 004). Unknown fields are refused as the CRD's
+// structural schema refuses them (nodePoolSchema.ts); `karpenter.sh/v1beta1` is refused with what to
+// convert, because its fields mean other things (its WhenUnderutilized is every method, say).
 //
 // Defaults, when a field is absent:
 //   consolidationPolicy WhenEmptyOrUnderutilized; consolidateAfter 15s (seed 004 keeps the old
@@ -7,21 +9,25 @@
 //   budgets one budget of 10% of the pool's nodes; weight 0; no limits; on-demand only (below).
 import { CronExpressionParser } from 'cron-parser';
 import { InputError } from '../errors.ts';
-import type { Budget, ConsolidationPolicy, DisruptionReason, NodePool, Requirement } from '../model/types.ts';
+import type { Budget, DisruptionReason, NodePool, Requirement } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
 import { parseDurationOrNever, parseGoDurationDetailed } from './duration.ts';
+import { parseConsolidationPolicy } from './consolidationPolicy.ts';
 import { Fields, isRecord, show, type JsonRecord } from './fields.ts';
+import { DISRUPTION_SHAPE, NODE_POOL_SHAPE, rejectUnknownFields } from './nodePoolSchema.ts';
 import { parseRequirement, parseTaints } from './selectors.ts';
 
-const API_VERSIONS = ['karpenter.sh/v1', 'karpenter.sh/v1beta1'];
-const POLICIES: readonly ConsolidationPolicy[] = [
-  'WhenEmpty',
-  'WhenEmptyOrUnderutilized',
-  'WhenUnderutilized',
-  'WhenCheaper',
-  'WhenUnderutilizedOrCheaper',
-];
+const API_VERSION = 'karpenter.sh/v1';
+/** What a v1beta1 NodePool must change to become v1 (Karpenter's v1 migration), for the error message. */
+const V1BETA1_CONVERSION =
+  'karpenter.sh/v1beta1 is not supported: convert the NodePool to karpenter.sh/v1 (move spec.disruption.expireAfter to ' +
+  'spec.template.spec.expireAfter, replace consolidationPolicy WhenUnderutilized with WhenEmptyOrUnderutilized, set ' +
+  'spec.disruption.consolidateAfter, move spec.template.spec.kubelet to the EC2NodeClass, and give nodeClassRef a group ' +
+  'and kind instead of apiVersion); `kubectl get nodepools.v1.karpenter.sh -o yaml` prints the converted objects';
+/** The CRD's list limits. */
+const MAX_REQUIREMENTS = 100;
+const MAX_BUDGETS = 50;
 /** Reasons a budget may be limited to (Karpenter's three; Expired is not budgeted). */
 const BUDGET_REASONS: readonly DisruptionReason[] = ['Empty', 'Underutilized', 'Drifted'];
 
@@ -169,12 +175,6 @@ function parseSavingsThreshold(f: Fields, raw: unknown, path: string): number {
   return Number(raw.trim());
 }
 
-function parsePolicy(f: Fields, raw: unknown, path: string): ConsolidationPolicy {
-  if (raw === undefined || raw === null) return 'WhenEmptyOrUnderutilized';
-  if (raw === 'Balanced') f.fail(path, '"Balanced" (Karpenter\'s scored policy) is not supported; use one of ' + POLICIES.join(', '));
-  return f.oneOf(raw, path, POLICIES);
-}
-
 function parseWeight(f: Fields, raw: unknown, path: string): number {
   const weight = f.optInteger(raw, path);
   if (weight === undefined) return 0;
@@ -197,13 +197,22 @@ function parseLaunch(f: Fields, templateSpec: JsonRecord, annotations: Record<st
   return Object.keys(launch).length > 0 ? launch : undefined;
 }
 
-function parseNodePool(raw: JsonRecord, index: number): NodePool {
+export interface NodePoolParseOptions {
+  /**
+   * The objects come from the cluster's API server, which has already checked them against the CRD
+   * installed there: unknown fields are then not refused, since a Karpenter newer than v1.14 may have
+   * added fields, and refusing them would stop every pass after a Karpenter upgrade.
+   */
+  readonly fromApiServer?: boolean;
+}
+
+function parseNodePool(raw: JsonRecord, index: number, options: NodePoolParseOptions): NodePool {
   const rawName = isRecord(raw['metadata']) ? raw['metadata']['name'] : undefined;
   const f: Fields = new Fields(typeof rawName === 'string' && rawName !== '' ? `NodePool "${rawName}"` : `NodePool (document ${index + 1})`);
   const apiVersion = f.optString(raw['apiVersion'], 'apiVersion');
-  if (apiVersion !== undefined && !API_VERSIONS.includes(apiVersion)) {
-    f.fail('apiVersion', `${show(apiVersion)} is not supported; use ${API_VERSIONS.join(' or ')}`);
-  }
+  if (apiVersion === 'karpenter.sh/v1beta1') f.fail('apiVersion', V1BETA1_CONVERSION);
+  if (apiVersion !== undefined && apiVersion !== API_VERSION) f.fail('apiVersion', `${show(apiVersion)} is not supported; use ${API_VERSION}`);
+  if (!options.fromApiServer) rejectUnknownFields(f, raw, NODE_POOL_SHAPE, '');
   const metadata = f.record(raw['metadata'], 'metadata');
   const name = f.string(metadata['name'], 'metadata.name');
   const annotations = f.stringMap(metadata['annotations'], 'metadata.annotations');
@@ -215,39 +224,42 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
   const handover = annotations[HANDOVER_ANNOTATION];
   const disruption = handover === undefined ? specDisruption : parseHandover(f, handover);
 
-  const requirements = f
-    .optArray(templateSpec['requirements'], 'spec.template.spec.requirements')
-    .map((r, i) => {
-      const path = `spec.template.spec.requirements[${i}]`;
-      const requirement = parseRequirement(f, r, path, 'karpenter');
-      if (RESTRICTED_REQUIREMENT_KEYS.has(requirement.key)) {
-        f.fail(`${path}.key`, `${show(requirement.key)} is set by Karpenter on every node and cannot be required`);
-      }
-      return requirement;
-    });
+  const requirementsRaw = f.optArray(templateSpec['requirements'], 'spec.template.spec.requirements');
+  if (requirementsRaw.length > MAX_REQUIREMENTS) f.fail('spec.template.spec.requirements', `has ${requirementsRaw.length} entries; Karpenter allows at most ${MAX_REQUIREMENTS}`);
+  const requirements = requirementsRaw.map((r, i) => {
+    const path = `spec.template.spec.requirements[${i}]`;
+    const requirement = parseRequirement(f, r, path, 'karpenter');
+    if (RESTRICTED_REQUIREMENT_KEYS.has(requirement.key)) {
+      f.fail(`${path}.key`, `${show(requirement.key)} is set by Karpenter on every node and cannot be required`);
+    }
+    if (isRestrictedKarpenterDomain(requirement.key)) f.fail(`${path}.key`, `${show(requirement.key)}: the karpenter.sh label domain is restricted`);
+    return requirement;
+  });
+  const templateLabels = f.stringMap(templateMeta['labels'], 'spec.template.metadata.labels');
+  for (const key of Object.keys(templateLabels)) {
+    const path = `spec.template.metadata.labels["${key}"]`;
+    if (RESTRICTED_REQUIREMENT_KEYS.has(key)) f.fail(path, `label ${show(key)} is restricted (Karpenter sets it)`);
+    if (isRestrictedKarpenterDomain(key)) f.fail(path, `label ${show(key)}: the karpenter.sh label domain is restricted`);
+  }
   if (!requirements.some((r) => r.key === LabelKeys.capacityType)) requirements.push(DEFAULT_CAPACITY_TYPE_REQUIREMENT);
 
-  // v1 moved expireAfter from the disruption block to the node template; read either, v1 first.
-  const expireAfterPath = templateSpec['expireAfter'] !== undefined ? 'spec.template.spec.expireAfter' : 'spec.disruption.expireAfter';
-  const expireAfterRaw = templateSpec['expireAfter'] ?? disruption['expireAfter'];
-
-  const budgetsRaw = disruption['budgets'];
-  // An explicit `budgets: []` is kept empty: Kubernetes applies the default only to an absent field,
-  // and a pool with no budget is not limited by one.
-  const budgets = budgetsRaw === undefined || budgetsRaw === null
-    ? DEFAULT_BUDGETS
-    : f.array(budgetsRaw, 'spec.disruption.budgets').map((b, i) => parseBudget(f, b, `spec.disruption.budgets[${i}]`));
+  const budgets = parseBudgets(f, disruption['budgets']);
+  const replicas = parseReplicas(f, spec);
 
   const launch = parseLaunch(f, templateSpec, annotations);
-  const karpenterConsolidates = handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
+  // Karpenter never consolidates a static pool, whatever spec.disruption says.
+  const karpenterConsolidates =
+    replicas !== undefined ? false : handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
+  const policy = parseConsolidationPolicy(f, disruption['consolidationPolicy'], 'spec.disruption.consolidationPolicy', handover !== undefined);
   return {
     name,
     weight: parseWeight(f, spec['weight'], 'spec.weight'),
-    templateLabels: f.stringMap(templateMeta['labels'], 'spec.template.metadata.labels'),
+    templateLabels,
     templateTaints: parseTaints(f, templateSpec['taints'], 'spec.template.spec.taints'),
     requirements,
-    expireAfterMs: nillableDuration(f, expireAfterRaw, expireAfterPath, DEFAULT_EXPIRE_AFTER_MS),
-    consolidationPolicy: parsePolicy(f, disruption['consolidationPolicy'], 'spec.disruption.consolidationPolicy'),
+    expireAfterMs: nillableDuration(f, templateSpec['expireAfter'], 'spec.template.spec.expireAfter', DEFAULT_EXPIRE_AFTER_MS),
+    consolidationPolicy: policy.policy,
+    ...(policy.balancedK !== undefined ? { balancedK: policy.balancedK } : {}),
     consolidateAfterMs: nillableDuration(f, disruption['consolidateAfter'], 'spec.disruption.consolidateAfter', DEFAULT_CONSOLIDATE_AFTER_MS),
     // Unset and Never both mean no grace period (seed 002).
     consolidationGracePeriodMs: nillableDuration(f, disruption['consolidationGracePeriod'], 'spec.disruption.consolidationGracePeriod', null),
@@ -255,6 +267,7 @@ function parseNodePool(raw: JsonRecord, index: number): NodePool {
     budgets,
     limits: parseResources(spec['limits'], 'spec.limits', f.object),
     ...(launch ? { launch } : {}),
+    ...(replicas === undefined ? {} : { replicas }),
     karpenterConsolidates,
     ...(handover === undefined ? {} : { handedOver: true }),
   };
@@ -269,14 +282,47 @@ function parseHandover(f: Fields, text: string): JsonRecord {
   } catch (error) {
     return f.fail(path, `is not JSON (${error instanceof Error ? error.message : String(error)}); write it like spec.disruption, e.g. {"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"1m"}`);
   }
-  return f.record(value, path);
+  const record = f.record(value, path);
+  rejectUnknownFields(f, record, DISRUPTION_SHAPE, path);
+  return record;
+}
+
+/**
+ * `budgets`. An explicit `budgets: []` is kept empty: Kubernetes applies the default only to an
+ * absent field, and a pool with no budget is not limited by one.
+ */
+function parseBudgets(f: Fields, raw: unknown): readonly Budget[] {
+  if (raw === undefined || raw === null) return DEFAULT_BUDGETS;
+  const list = f.array(raw, 'spec.disruption.budgets');
+  if (list.length > MAX_BUDGETS) f.fail('spec.disruption.budgets', `has ${list.length} budgets; Karpenter allows at most ${MAX_BUDGETS}`);
+  return list.map((b, i) => parseBudget(f, b, `spec.disruption.budgets[${i}]`));
+}
+
+/**
+ * `spec.replicas` (Karpenter v1.14, alpha): a static pool keeps that many nodes and is never
+ * consolidated. The CRD refuses `weight` and any limit but `nodes` on such a pool.
+ */
+function parseReplicas(f: Fields, spec: JsonRecord): number | undefined {
+  const replicas = f.optInteger(spec['replicas'], 'spec.replicas');
+  if (replicas === undefined) return undefined;
+  if (replicas < 0) f.fail('spec.replicas', `${replicas} must not be negative`);
+  if (spec['weight'] !== undefined && spec['weight'] !== null) f.fail('spec.weight', 'is not supported on a static NodePool (spec.replicas is set)');
+  const limits = f.optRecord(spec['limits'], 'spec.limits') ?? {};
+  const other = Object.keys(limits).filter((key) => key !== 'nodes');
+  if (other.length > 0) f.fail(`spec.limits.${other[0]}`, 'only limits.nodes is supported on a static NodePool (spec.replicas is set)');
+  return replicas;
+}
+
+/** Karpenter reserves label keys in the karpenter.sh domain, except the two it lets users require. */
+function isRestrictedKarpenterDomain(key: string): boolean {
+  if (key === LabelKeys.capacityType || key === LabelKeys.nodePool) return false;
+  const slash = key.indexOf('/');
+  return slash > 0 && key.slice(0, slash).endsWith('karpenter.sh');
 }
 
 /** Whether Karpenter, reading `spec.disruption` as given, would consolidate the pool. */
 function karpenterView(f: Fields, specDisruption: JsonRecord): boolean {
-  const raw = specDisruption['budgets'];
-  const budgets = raw === undefined || raw === null ? DEFAULT_BUDGETS : f.array(raw, 'spec.disruption.budgets').map((b, i) => parseBudget(f, b, `spec.disruption.budgets[${i}]`));
-  return wouldConsolidate(specDisruption['consolidateAfter'], budgets);
+  return wouldConsolidate(specDisruption['consolidateAfter'], parseBudgets(f, specDisruption['budgets']));
 }
 
 /**
@@ -296,8 +342,12 @@ function wouldConsolidate(consolidateAfter: unknown, budgets: readonly Budget[])
  */
 function* flatten(docs: readonly unknown[], path: string, itemKind?: string): Generator<{ doc: unknown; where: string }> {
   for (const [i, doc] of docs.entries()) {
-    if (doc === null || doc === undefined) continue;
+    // Empty YAML documents are skipped; an empty entry in a List's items is an error (below).
+    if ((doc === null || doc === undefined) && path === '') continue;
     const where = path === '' ? `document ${i + 1}` : `${path}.items[${i}]`;
+    if (isRecord(doc) && typeof doc['kind'] === 'string' && doc['kind'].endsWith('List') && (Object.hasOwn(doc, 'items') || doc['kind'] === 'List') && !Array.isArray(doc['items'])) {
+      throw new InputError(where, 'items', doc['items'] === undefined ? `is required in a ${doc['kind']}` : `must be a list, got ${show(doc['items'])}`);
+    }
     if (isRecord(doc) && doc['kind'] === undefined && itemKind !== undefined) {
       yield { doc: { ...doc, kind: itemKind }, where };
     } else if (isRecord(doc) && typeof doc['kind'] === 'string' && doc['kind'].endsWith('List') && Array.isArray(doc['items'])) {
@@ -312,7 +362,7 @@ function* flatten(docs: readonly unknown[], path: string, itemKind?: string): Ge
  * Parses NodePool documents. Objects of other kinds (an EC2NodeClass kept in the same file, say) are
  * skipped; a document that is not an object or has no kind is an error. Pool names must be unique.
  */
-export function parseNodePools(docs: readonly unknown[]): NodePool[] {
+export function parseNodePools(docs: readonly unknown[], options: NodePoolParseOptions = {}): NodePool[] {
   const pools: NodePool[] = [];
   const firstSeen = new Map<string, number>();
   let index = 0;
@@ -320,7 +370,7 @@ export function parseNodePools(docs: readonly unknown[]): NodePool[] {
     if (!isRecord(doc)) throw new InputError(where, '', `must be an object, got ${show(doc)}`);
     if (typeof doc['kind'] !== 'string' || doc['kind'] === '') throw new InputError(where, 'kind', 'is required');
     if (doc['kind'] !== 'NodePool') continue;
-    const pool = parseNodePool(doc, index++);
+    const pool = parseNodePool(doc, index++, options);
     const earlier = firstSeen.get(pool.name);
     if (earlier !== undefined) {
       throw new InputError(`NodePool "${pool.name}"`, 'metadata.name', `duplicate NodePool name (also NodePool number ${earlier + 1})`);

@@ -4,21 +4,26 @@ import type { LabelSelector, Requirement, SelectorOperator, Taint, TaintEffect }
 import { Fields, type JsonRecord } from './fields.ts';
 
 export const SELECTOR_OPERATORS: readonly SelectorOperator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
+/** Karpenter v1.14's NodePool requirements add inclusive bounds. */
+export const NODE_POOL_OPERATORS: readonly SelectorOperator[] = [...SELECTOR_OPERATORS, 'Gte', 'Lte'];
+/** The CRD's bounds on `minValues`. */
+const MIN_VALUES_MAX = 50;
 const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 export const TAINT_EFFECTS: readonly TaintEffect[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 
 /**
  * `kubernetes`: the API server's rules for node affinity (In/NotIn need values, Exists/DoesNotExist
  * take none, Gt/Lt one integer).
- * `karpenter`: a NodePool's rules: In needs a value, NotIn may be empty, Gt/Lt take one non-negative
- * integer (Karpenter's NodePool validation).
+ * `karpenter`: a NodePool's rules: In needs a value, NotIn may be empty, Gt/Lt/Gte/Lte take one
+ * non-negative integer, `minValues` from 1 to 50 and, with In, no more than the values listed
+ * (Karpenter v1.14's NodePool CRD).
  */
 export type RequirementDialect = 'kubernetes' | 'karpenter';
 
 export function parseRequirement(f: Fields, raw: unknown, path: string, dialect: RequirementDialect): Requirement {
   const r = f.record(raw, path);
   const key = f.string(r['key'], `${path}.key`);
-  const operator = f.oneOf(r['operator'], `${path}.operator`, SELECTOR_OPERATORS);
+  const operator = f.oneOf(r['operator'], `${path}.operator`, dialect === 'karpenter' ? NODE_POOL_OPERATORS : SELECTOR_OPERATORS);
   const values = f.stringList(r['values'], `${path}.values`);
   const valuesPath = `${path}.values`;
   switch (operator) {
@@ -33,7 +38,9 @@ export function parseRequirement(f: Fields, raw: unknown, path: string, dialect:
       if (values.length > 0) f.fail(valuesPath, `operator ${operator} takes no values`);
       break;
     case 'Gt':
-    case 'Lt': {
+    case 'Lt':
+    case 'Gte':
+    case 'Lte': {
       const pattern = dialect === 'karpenter' ? /^\d+$/ : /^[+-]?\d+$/;
       if (values.length !== 1 || !pattern.test(values[0] ?? '')) {
         f.fail(valuesPath, `operator ${operator} needs exactly one ${dialect === 'karpenter' ? 'non-negative ' : ''}integer value`);
@@ -41,7 +48,14 @@ export function parseRequirement(f: Fields, raw: unknown, path: string, dialect:
       break;
     }
   }
-  return { key, operator, values };
+  if (dialect === 'kubernetes') return { key, operator, values };
+  const minValues = f.optInteger(r['minValues'], `${path}.minValues`);
+  if (minValues === undefined) return { key, operator, values };
+  if (minValues < 1 || minValues > MIN_VALUES_MAX) f.fail(`${path}.minValues`, `${minValues} must be an integer from 1 to ${MIN_VALUES_MAX}`);
+  if (operator === 'In' && values.length < minValues) {
+    f.fail(`${path}.minValues`, `${minValues} is more than the ${values.length} value(s) listed; operator In with minValues needs at least that many values`);
+  }
+  return { key, operator, values, minValues };
 }
 
 /** A Kubernetes label selector (`matchLabels` + `matchExpressions`). */

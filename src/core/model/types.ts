@@ -31,13 +31,19 @@ export interface Toleration {
   readonly effect?: TaintEffect;
 }
 
-export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+/** `Gte` / `Lte` (inclusive bounds) exist only in Karpenter v1.14's NodePool requirements. */
+export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
 
 /** A node-selector requirement (node affinity, NodePool requirements). */
 export interface Requirement {
   readonly key: string;
   readonly operator: SelectorOperator;
   readonly values: readonly string[];
+  /**
+   * NodePool requirements only (Karpenter's `minValues`): a launch must offer instance types with at
+   * least this many distinct values of `key`.
+   */
+  readonly minValues?: number;
 }
 
 /** One term of required node affinity: all of its requirements must hold. Terms are ORed. */
@@ -237,7 +243,9 @@ export type ConsolidationPolicy =
   | 'WhenEmptyOrUnderutilized'
   | 'WhenUnderutilized'
   | 'WhenCheaper'
-  | 'WhenUnderutilizedOrCheaper';
+  | 'WhenUnderutilizedOrCheaper'
+  // Karpenter v1.14: every move is scored (core/disruption/balancedScore.ts).
+  | 'Balanced';
 
 export type DisruptionReason = 'Empty' | 'Underutilized' | 'Drifted' | 'Expired';
 
@@ -266,6 +274,11 @@ export interface NodePool {
   readonly consolidationGracePeriodMs: number | null;
   /** Seed 003: cents per hour of savings required per unit of disruption cost. */
   readonly savingsThresholdCents: number;
+  /**
+   * `Balanced` pools only: the tolerance k (a move passes when its score >= 1/k). Karpenter v1.14 fixes
+   * it at 2; the handover annotation may set 1 to 3 (the RFC's integer form). Undefined: 2.
+   */
+  readonly balancedK?: number;
   readonly budgets: readonly Budget[];
   /** spec.limits: cpu (millicores), memory (bytes), possibly others. Empty: unlimited. */
   readonly limits: Resources;
@@ -279,6 +292,11 @@ export interface NodePool {
   readonly karpenterConsolidates?: boolean;
   /** True when the disruption settings above come from the `eks-consolidator.io/disruption` annotation. */
   readonly handedOver?: boolean;
+  /**
+   * `spec.replicas` (Karpenter v1.14 static NodePool): a fixed node count. Its nodes are never
+   * consolidated and it launches no node for pods; they may still receive pods.
+   */
+  readonly replicas?: number;
 }
 
 /** Well-known label keys. */

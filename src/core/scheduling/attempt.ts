@@ -6,11 +6,9 @@ import type { PreparedPod } from './podConstraints.ts';
 import { describeDomain, podName, Stage } from './reasons.ts';
 import { labelValue } from './labelSelector.ts';
 import type { Labels } from '../model/types.ts';
+import type { CallCounts } from './callCounts.ts';
 import {
-  antiGroupSource,
   countIn,
-  domainDelta,
-  matchSetSource,
   type AntiGroup,
   type CallView,
   type DomainDelta,
@@ -61,27 +59,28 @@ export interface TopologyAttempt {
 
 export interface AttemptContext {
   readonly view: CallView;
+  /** The simulation's incremental counts (the same simulation as `view`). */
+  readonly counts: CallCounts;
   readonly newNodes: readonly NewNodeDomains[];
   /** Pools that may add domains (empty when no new node may be opened). */
   readonly domainPools: readonly string[];
 }
 
-/** Undefined when the pod has no topology constraint and nothing placed or existing repels it. */
+/**
+ * Undefined when the pod has no topology constraint and nothing placed or existing repels it. The
+ * counts come from the simulation's incremental trackers (callCounts.ts), so building an attempt costs
+ * about the number of domains involved, not the number of pods placed so far.
+ */
 export function buildAttempt(p: PreparedPod, ctx: AttemptContext): TopologyAttempt | undefined {
-  const { view } = ctx;
-  const placedRepel: PlacedRepel[] = [];
-  for (const placed of view.placed) {
-    for (const term of placed.antiTerms) {
-      if (term.matchSet.matches(p.pod.namespace, p.pod.labels)) placedRepel.push({ placed, key: term.key });
-    }
-  }
+  const { counts } = ctx;
+  const placedRepel: PlacedRepel[] = counts.repellingTerms(p.pod.namespace, p.pod.labels);
   if (p.affinity.length === 0 && p.antiAffinity.length === 0 && p.spread.length === 0 && p.repelledBy.length === 0 && placedRepel.length === 0) {
     return undefined;
   }
   const termView = (info: TermInfo, mode: 'count' | 'block'): TermView => ({
     info,
     base: info.matchSet.domainCounts(info.key).byDomain,
-    delta: domainDelta(view, info.key, matchSetSource(info.matchSet), mode),
+    delta: counts.delta(info.matchSet, info.key, mode),
   });
   const affinity = p.affinity.map((info) => termView(info, 'count'));
   let firstPodAllowed = false;
@@ -97,35 +96,79 @@ export function buildAttempt(p: PreparedPod, ctx: AttemptContext): TopologyAttem
     affinity,
     antiAffinity: p.antiAffinity.map((info) => termView(info, 'block')),
     spread: p.spread.map((info) => spreadView(info, ctx)),
-    repel: p.repelledBy.map((group) => ({ group, delta: domainDelta(view, group.key, antiGroupSource(group), 'block') })),
+    repel: p.repelledBy.map((group) => ({ group, delta: counts.groupDelta(group) })),
     placedRepel,
     firstPodAllowed,
   };
 }
 
-function spreadView(info: SpreadInfo, ctx: AttemptContext): SpreadView {
-  const { view } = ctx;
-  const base = info.base();
-  const delta = domainDelta(view, info.key, matchSetSource(info.matchSet), 'count', base.eligible);
-  const lostNodes = new Map<string, number>();
-  for (const nodeIndex of view.excludedAlive) {
-    if (!base.eligible[nodeIndex]) continue;
-    const domain = view.nodeLabel(nodeIndex, info.key)!;
-    lostNodes.set(domain, (lostNodes.get(domain) ?? 0) + 1);
+/** Domains of existing nodes (fixed for the simulation) plus the few that new nodes may add. */
+class SpreadDomains implements ReadonlySet<string> {
+  constructor(
+    private readonly existing: ReadonlySet<string>,
+    /** Domains not among `existing`. */
+    readonly extra: ReadonlySet<string>,
+  ) {}
+
+  get size(): number {
+    return this.existing.size + this.extra.size;
   }
-  const domains = new Set<string>();
-  for (const [domain, nodes] of base.domainNodes) if (nodes - (lostNodes.get(domain) ?? 0) > 0) domains.add(domain);
-  for (const pool of ctx.domainPools) for (const domain of info.poolDomains(pool)) domains.add(domain);
+
+  has(domain: string): boolean {
+    return this.existing.has(domain) || this.extra.has(domain);
+  }
+
+  *values(): SetIterator<string> {
+    yield* this.existing;
+    yield* this.extra;
+  }
+
+  keys(): SetIterator<string> {
+    return this.values();
+  }
+
+  *entries(): SetIterator<[string, string]> {
+    for (const domain of this.values()) yield [domain, domain];
+  }
+
+  [Symbol.iterator](): SetIterator<string> {
+    return this.values();
+  }
+
+  forEach(callback: (value: string, key: string, set: ReadonlySet<string>) => void): void {
+    for (const domain of this.values()) callback(domain, domain, this);
+  }
+}
+
+function spreadView(info: SpreadInfo, ctx: AttemptContext): SpreadView {
+  const base = info.base();
+  const delta = ctx.counts.delta(info.matchSet, info.key, 'count', base.eligible);
+  const existing = ctx.counts.spreadDomains(base, info.key);
+  const extra = new Set<string>();
+  const add = (domain: string): void => {
+    if (!existing.domains.has(domain)) extra.add(domain);
+  };
+  for (const pool of ctx.domainPools) for (const domain of info.poolDomains(pool)) add(domain);
   for (const node of ctx.newNodes) {
-    if (info.key === LabelKeys.hostname) domains.add(node.hostname);
+    if (info.key === LabelKeys.hostname) add(node.hostname);
     else {
       const values = node.domainValues(info.key);
-      if (values && values.length === 1) domains.add(values[0]!);
+      if (values && values.length === 1) add(values[0]!);
     }
   }
+  // The minimum over every domain: existing domains the simulation has not changed are sorted by base
+  // count, so the first unchanged one is their minimum; the changed ones and the extra ones are few.
   let rawMin = Number.POSITIVE_INFINITY;
-  for (const domain of domains) rawMin = Math.min(rawMin, countIn(base.domainMatches, delta, domain));
-  return { info, base, delta, domains, rawMin };
+  for (const domain of existing.byCount) {
+    if ((delta.byDomain.get(domain) ?? 0) !== 0) continue;
+    rawMin = base.domainMatches.get(domain) ?? 0;
+    break;
+  }
+  for (const [domain] of delta.byDomain) {
+    if (existing.domains.has(domain)) rawMin = Math.min(rawMin, countIn(base.domainMatches, delta, domain));
+  }
+  for (const domain of extra) rawMin = Math.min(rawMin, countIn(base.domainMatches, delta, domain));
+  return { info, base, delta, domains: new SpreadDomains(existing.domains, extra), rawMin };
 }
 
 /** The global minimum Kubernetes compares against, when the candidate's domain is `domain` with `count` matches. */

@@ -10,6 +10,8 @@ import type { PodIndex } from './podIndex.ts';
 import type { PreparedPod } from './podConstraints.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import type { CallView, PlacedPod, RemovedPod } from './topology.ts';
+import { CallCounts } from './callCounts.ts';
+import { TouchedOrder } from './touchedOrder.ts';
 
 /** Change of one existing node's free capacity in this simulation (positive: freed). */
 export interface NodeDelta {
@@ -30,6 +32,10 @@ export class CallState implements CallView {
   readonly placed: PlacedPod[] = [];
   readonly deltas = new Map<number, NodeDelta>();
   readonly newNodes: NewNode[] = [];
+  /** Topology counts kept up to date as pods are placed. */
+  readonly counts: CallCounts;
+  /** Changed nodes that stay and receive pods, by (free cpu, name). */
+  readonly touched: TouchedOrder;
 
   constructor(
     private readonly nodes: readonly ExistingNode[],
@@ -64,6 +70,14 @@ export class CallState implements CallView {
       }
       if (normalizeHostPorts(pod.hostPorts).length > 0) delta.freedPorts.add(pod.uid);
     }
+    this.counts = new CallCounts(this, nodes.length);
+    this.touched = new TouchedOrder(nodes);
+    for (const [i, delta] of this.deltas) this.noteFree(i, delta);
+  }
+
+  private noteFree(nodeIndex: number, delta: NodeDelta): void {
+    const node = this.nodes[nodeIndex]!;
+    if (!this.excluded[nodeIndex] && node.receives) this.touched.set(nodeIndex, node.freeCpu + delta.cpu);
   }
 
   nodeLabel(nodeIndex: number, key: string): string | undefined {
@@ -86,10 +100,16 @@ export class CallState implements CallView {
     delta.pods -= 1;
     for (const [key, value] of p.other) delta.other.set(key, (delta.other.get(key) ?? 0) - value);
     delta.addedPorts.push(...p.ports);
-    this.placed.push({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex, nodeLabels: labels, newNode: undefined });
+    this.noteFree(nodeIndex, delta);
+    this.place({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex, nodeLabels: labels, newNode: undefined });
   }
 
   placeOnNew(p: PreparedPod, node: NewNode): void {
-    this.placed.push({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex: undefined, nodeLabels: undefined, newNode: node });
+    this.place({ pod: p.pod, antiTerms: p.antiAffinity, nodeIndex: undefined, nodeLabels: undefined, newNode: node });
+  }
+
+  private place(placed: PlacedPod): void {
+    this.placed.push(placed);
+    this.counts.placed(placed);
   }
 }

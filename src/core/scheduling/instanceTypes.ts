@@ -36,9 +36,12 @@ export interface TypeInfo {
 
 export class TypeCatalog {
   readonly types: readonly TypeInfo[];
+  /** The catalog's region ('' when it does not say), for messages. */
+  readonly region: string;
   private readonly typeLabelKeys = new Set<string>();
 
   constructor(catalog: Catalog) {
+    this.region = catalog.region;
     const types: TypeInfo[] = [];
     for (const type of catalog.instanceTypes) {
       const offerings = type.offerings.filter((o) => o.available).sort(compareOfferings);
@@ -75,6 +78,22 @@ export class TypeCatalog {
   openKey(set: RequirementSet, key: string): KeyRequirement {
     return set.get(key) ?? (this.isTypeKey(key) ? ANY : ABSENT);
   }
+}
+
+const typeCatalogs = new WeakMap<Catalog, TypeCatalog>();
+
+/**
+ * The TypeCatalog of a catalog, built once per catalog object: it depends on nothing else and is never
+ * changed after construction, and callers that simulate many times on one catalog (each pass, the
+ * replay's provisioner) would otherwise redo the labels of every instance type each time.
+ */
+export function typeCatalogOf(catalog: Catalog): TypeCatalog {
+  let cached = typeCatalogs.get(catalog);
+  if (!cached) {
+    cached = new TypeCatalog(catalog);
+    typeCatalogs.set(catalog, cached);
+  }
+  return cached;
 }
 
 export function compareOfferings(a: Offering, b: Offering): number {

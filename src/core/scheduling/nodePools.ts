@@ -50,6 +50,8 @@ export interface PoolInfo {
   readonly existingCapacity: Readonly<Record<string, number>>;
   /** Domain values a node of the pool could take for `key` (zones, ...); undefined when open-ended. */
   domainValues(key: string): readonly string[] | undefined;
+  /** Why the pool can launch no type at all (then `types` is empty), for a truthful failure reason. */
+  readonly noTypesReason?: string;
 }
 
 export function poolRequirements(pool: NodePool): Map<string, KeyRequirement> {
@@ -67,7 +69,8 @@ export function buildPools(
   daemonSets: readonly PreparedDaemonSet[],
   nodes: readonly ExistingNode[],
 ): PoolInfo[] {
-  const ordered = [...pools].sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // A static pool (spec.replicas) keeps its node count: Karpenter launches no node from it for pods.
+  const ordered = pools.filter((pool) => pool.replicas === undefined).sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return ordered.map((pool) => buildPool(pool, catalog, daemonSets, nodes));
 }
 
@@ -82,15 +85,23 @@ function buildPool(
   const zones = requirements.get(LabelKeys.zone);
   const capacityTypes = requirements.get(LabelKeys.capacityType);
   const types: PoolType[] = [];
+  let compatibleTypes = 0;
   for (const info of catalog.types) {
     const keyAt = (key: string): KeyRequirement => intersectKey(catalog.openKey(requirements, key), catalog.typeKey(info, key));
     let compatible = true;
+    // Whether only where it is offered (zone, capacity type) rules the type out: for the reason given
+    // when the pool can launch nothing.
+    let offeringOnly = true;
     for (const key of requirements.keys()) {
       if (!isSatisfiable(keyAt(key))) {
         compatible = false;
-        break;
+        if (key !== LabelKeys.zone && key !== LabelKeys.capacityType) {
+          offeringOnly = false;
+          break;
+        }
       }
     }
+    if (offeringOnly) compatibleTypes++;
     if (!compatible) continue;
     const offerings = info.offerings.filter(
       (o) => (!zones || allowsValue(zones, o.zone)) && (!capacityTypes || allowsValue(capacityTypes, o.capacityType)),
@@ -151,9 +162,11 @@ function buildPool(
     return result;
   };
 
+  const noTypesReason = types.length > 0 ? undefined : describeNoTypes(pool.name, compatibleTypes, zones, capacityTypes, catalog.region);
   return {
     pool,
     name: pool.name,
+    ...(noTypesReason ? { noTypesReason } : {}),
     taints,
     requirements,
     types,
@@ -165,3 +178,12 @@ function buildPool(
 }
 
 const compareNames = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Why a pool has no launchable type: its requirements match none, or its zones / capacity types are not offered. */
+function describeNoTypes(pool: string, compatibleTypes: number, zones: KeyRequirement | undefined, capacityTypes: KeyRequirement | undefined, region: string): string {
+  if (compatibleTypes === 0) return `NodePool ${pool} can launch nothing: no instance type in the catalog matches its requirements`;
+  const zoneList = zones ? finiteValues(zones) : undefined;
+  const typeList = capacityTypes ? finiteValues(capacityTypes) : undefined;
+  const where = [zoneList ? `zone(s) ${zoneList.join(', ')}` : '', typeList ? `capacity type(s) ${typeList.join(', ')}` : ''].filter((x) => x !== '').join(' as ');
+  return `NodePool ${pool} can launch nothing: none of the ${compatibleTypes} instance type(s) its requirements allow is offered in its ${where || 'zones and capacity types'} in the catalog${region ? ` (region ${region})` : ''}`;
+}

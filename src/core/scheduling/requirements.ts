@@ -67,6 +67,15 @@ export function keyRequirementOf(requirement: Requirement): KeyRequirement {
       const bound = parseInteger(requirement.values[0]);
       return bound === undefined ? { ...PRESENT, complement: false } : { ...PRESENT, lessThan: bound };
     }
+    // Inclusive bounds on integers are the strict ones moved by one (as Karpenter canonicalizes them).
+    case 'Gte': {
+      const bound = parseInteger(requirement.values[0]);
+      return bound === undefined ? { ...PRESENT, complement: false } : { ...PRESENT, greaterThan: bound - 1 };
+    }
+    case 'Lte': {
+      const bound = parseInteger(requirement.values[0]);
+      return bound === undefined ? { ...PRESENT, complement: false } : { ...PRESENT, lessThan: bound + 1 };
+    }
   }
 }
 
@@ -194,11 +203,22 @@ export function labelsMatch(labels: Labels, requirement: Requirement): boolean {
     case 'DoesNotExist':
       return value === undefined;
     case 'Gt':
-    case 'Lt': {
+    case 'Lt':
+    case 'Gte':
+    case 'Lte': {
       const actual = parseInteger(value);
       const bound = parseInteger(requirement.values[0]);
       if (actual === undefined || bound === undefined) return false;
-      return requirement.operator === 'Gt' ? actual > bound : actual < bound;
+      switch (requirement.operator) {
+        case 'Gt':
+          return actual > bound;
+        case 'Lt':
+          return actual < bound;
+        case 'Gte':
+          return actual >= bound;
+        default:
+          return actual <= bound;
+      }
     }
   }
 }

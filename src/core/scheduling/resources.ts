@@ -39,10 +39,13 @@ export function maxResources(list: readonly Resources[]): Record<string, number>
   return max;
 }
 
-/** One quantity in the units a person expects: `2000m cpu`, `4Gi memory`, `1 nvidia.com/gpu`. */
+/** Resources counted in bytes (memory, storage, hugepages of every page size): printed as Ki/Mi/Gi. */
+export const isByteResource = (key: string): boolean => key === MEMORY || key === 'ephemeral-storage' || key.startsWith('hugepages-');
+
+/** One quantity in the units a person expects: `2000m cpu`, `4Gi memory`, `100Mi hugepages-2Mi`, `1 nvidia.com/gpu`. */
 export function formatQuantity(key: string, value: number): string {
   if (key === CPU) return `${Math.round(value)}m cpu`;
-  if (key === MEMORY || key === 'ephemeral-storage') {
+  if (isByteResource(key)) {
     const text =
       value % Gi === 0 ? `${value / Gi}Gi` : value % Mi === 0 ? `${value / Mi}Mi` : value % Ki === 0 ? `${value / Ki}Ki` : `${value}`;
     return `${text} ${key}`;

@@ -16,7 +16,7 @@ import { CallState, type NodeDelta } from './callState.ts';
 import { prepareDaemonSets } from './daemonSetOverhead.ts';
 import { buildCpuOrder, buildExistingNodes, firstWithCpu, isTerminal, type ExistingNode } from './existingNodes.ts';
 import { firstPortConflict, formatPort } from './hostPorts.ts';
-import { TypeCatalog } from './instanceTypes.ts';
+import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
 import { labelsMatchAlternatives } from './nodeAffinity.ts';
 import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
@@ -56,7 +56,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
   const nodeLabels = nodes.map((n) => n.labels);
   const index = new PodIndex(counted, nodeLabels);
   const namespaces = new Namespaces(cluster.namespaces);
-  const catalog = new TypeCatalog(input.catalog);
+  const catalog = typeCatalogOf(input.catalog);
   const pools = buildPools(input.nodePools, catalog, prepareDaemonSets(cluster.daemonSets), nodes);
   const { groups } = buildAntiGroups(index, namespaces);
   const cpuOrder = buildCpuOrder(nodes);
@@ -126,22 +126,20 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
   const prepared = request.pods.map(shared.prepare);
   const ordered = request.podOrder === 'as-given' ? prepared : prepared.sort(comparePods);
   for (const p of ordered) {
-    const attempt = buildAttempt(p, { view: state, newNodes: state.newNodes, domainPools });
+    const attempt = buildAttempt(p, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
 
     const existing =
-      request.placement === 'least-allocated' ? leastAllocatedExistingNode(shared, state, p, attempt) : bestExistingNode(shared, state, p, attempt);
-    if (existing.nodeIndex !== undefined) {
-      const node = shared.nodes[existing.nodeIndex]!;
+      request.placement === 'least-allocated' ? leastAllocatedExistingNode(shared, state, p, attempt).nodeIndex : bestExistingNode(shared, state, p, attempt);
+    if (existing !== undefined) {
+      const node = shared.nodes[existing]!;
       state.placeOnExisting(p, node.index, node.labels);
       placements.push({ pod: p.pod, nodeName: node.name });
       continue;
     }
 
-    // Closest miss so far, to explain a failure: existing nodes first, then planned new nodes.
-    let closest: { stage: Stage; reason: () => string } = {
-      stage: existing.stage,
-      reason: () => explainExisting(shared, state, p, attempt, existing, explainContext),
-    };
+    // Closest miss among planned new nodes, to explain a failure: the first to get furthest. The
+    // existing nodes' closest miss is only worked out if the pod cannot be placed at all.
+    let closestNew: { stage: Stage; reason: () => string } | undefined;
     let placedOnNew = false;
     for (const node of state.newNodes) {
       const evaluation = node.evaluate(p, attempt, state);
@@ -152,7 +150,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
         placedOnNew = true;
         break;
       }
-      if (evaluation.stage > closest.stage) closest = { stage: evaluation.stage, reason: () => evaluation.reason };
+      if (!closestNew || evaluation.stage > closestNew.stage) closestNew = { stage: evaluation.stage, reason: () => evaluation.reason };
     }
     if (placedOnNew) continue;
 
@@ -171,6 +169,12 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
         newNodeReason = opened.reason;
       }
     }
+    // Existing nodes come first: a new node explains the failure only when it got strictly further.
+    const missed = searchExisting(shared, state, p, attempt);
+    const closest =
+      closestNew && closestNew.stage > missed.stage
+        ? closestNew
+        : { stage: missed.stage, reason: () => explainExisting(shared, state, p, attempt, missed, explainContext) };
     const reason = [closest.reason(), newNodeReason].filter((r) => r !== undefined).join('; ');
     unschedulable.push({ pod: p.pod, reason });
     if (request.stopAtFirstFailure) break;
@@ -187,6 +191,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
         cheapestPricePerHour: o.offerings[0]!.pricePerHour,
       })),
       requirements: planned.requirements,
+      minValues: node.pool.pool.requirements.filter((r) => r.minValues !== undefined),
     };
   });
   return { allScheduled: unschedulable.length === 0, placements, newNodes, unschedulable };
@@ -200,11 +205,41 @@ interface ExistingSearch {
 }
 
 /**
- * Best fit over existing nodes: the feasible node with the least free cpu left, ties by name. Nodes
- * this simulation has not touched are scanned in (free cpu, name) order from the first with enough
- * cpu, so the first feasible one is the best of them; touched nodes are checked one by one.
+ * Best fit over existing nodes: the feasible node with the least free cpu left, ties by name. Both the
+ * nodes this simulation has not touched and those it has are scanned in (free cpu, name) order from
+ * the first with enough cpu, so the first feasible one of each list is the best of that list.
  */
-function bestExistingNode(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
+function bestExistingNode(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): number | undefined {
+  const { nodes, cpuOrder } = shared;
+  let best = -1;
+  const count = cpuOrder.nodeIndexes.length;
+  for (let k = firstWithCpu(cpuOrder, p.cpu); k < count; k++) {
+    const i = cpuOrder.nodeIndexes[k]!;
+    if (state.excluded[i] || state.deltas.has(i)) continue;
+    if (checkExisting(nodes[i]!, undefined, p, attempt) === Stage.Ok) {
+      best = i;
+      break;
+    }
+  }
+  const bestFree = best >= 0 ? nodes[best]!.freeCpu - p.cpu : Number.POSITIVE_INFINITY;
+  const { touched } = state;
+  for (let k = touched.firstWithCpu(p.cpu); k < touched.length; k++) {
+    const i = touched.at(k);
+    const node = nodes[i]!;
+    const delta = state.deltas.get(i)!;
+    const free = node.freeCpu + delta.cpu - p.cpu;
+    // Sorted by (free, name): nothing further on can beat the untouched node found.
+    if (free > bestFree || (free === bestFree && compare(node.name, nodes[best]!.name) >= 0)) break;
+    if (checkExisting(node, delta, p, attempt) === Stage.Ok) return i;
+  }
+  return best >= 0 ? best : undefined;
+}
+
+/**
+ * The same search as bestExistingNode, every node examined, recording how far the nodes got: used
+ * only to explain a pod that could not be placed (the closest node and the stage it reached).
+ */
+function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
   const { nodes, cpuOrder } = shared;
   let stage: Stage = Stage.Ok;
   let closestNode = -1;
@@ -400,6 +435,10 @@ function openNewNode(
   if (pools.length === 0) return { reason: 'no NodePool may launch new nodes' };
   const failures: { stage: Stage; reason: string }[] = [];
   for (const pool of pools) {
+    if (pool.noTypesReason) {
+      failures.push({ stage: Stage.Resources, reason: pool.noTypesReason });
+      continue;
+    }
     const remaining = remainingLimits(pool, state);
     const options: NodeOption[] = [];
     const overLimit: NodeOption[] = [];

@@ -84,9 +84,9 @@ export interface SpreadBase {
 }
 
 export interface DomainDelta {
-  readonly byDomain: Map<string, number>;
+  readonly byDomain: ReadonlyMap<string, number>;
   /** Matching pods on new nodes whose domain is undecided (they exist, somewhere). */
-  undetermined: number;
+  readonly undetermined: number;
 }
 
 interface DeltaSource {
@@ -100,8 +100,10 @@ const bump = (map: Map<string, number>, key: string, by: number): void => {
 };
 
 /**
- * The change against the base counts for `key`. `block` mode spreads an undecided new node over all
- * its possible domains (anti-affinity); `count` mode counts it only once decided.
+ * The change against the base counts for `key`, recounted from scratch. `block` mode spreads an
+ * undecided new node over all its possible domains (anti-affinity); `count` mode counts it only once
+ * decided. A simulation keeps the same counts incrementally (callCounts.ts); this plain recount is
+ * their definition, and the test that checks them uses it.
  */
 export function domainDelta(
   view: CallView,
@@ -110,7 +112,7 @@ export function domainDelta(
   mode: 'count' | 'block',
   eligible?: Uint8Array,
 ): DomainDelta {
-  const delta: DomainDelta = { byDomain: new Map(), undetermined: 0 };
+  const delta = { byDomain: new Map<string, number>(), undetermined: 0 };
   for (const nodeIndex of view.excludedAlive) {
     if (eligible && !eligible[nodeIndex]) continue;
     const count = source.countOn(nodeIndex);

@@ -59,6 +59,8 @@ export interface NewNodePlan {
   readonly options: readonly NewNodeOption[];
   /** The pool's requirements narrowed by the pods (zones, capacity types, arch ...). */
   readonly requirements: readonly Requirement[];
+  /** The pool's requirements that carry `minValues` (launch flexibility the replacement must keep). */
+  readonly minValues?: readonly Requirement[];
 }
 
 export interface Placement {

@@ -14,6 +14,7 @@
 // stored record of the wrong shape (the file store raises `InputError` instead: the file is user input),
 // `StateStoreError` for anything else the backend reports.
 
+import type { LedgerEntry } from './ledger.ts';
 import type { DisruptionCommand, LeaseState, PassState } from './types.ts';
 
 export interface StateStore {
@@ -58,4 +59,13 @@ export interface StateStore {
 
   /** Every stored command that has not expired at `nowMs` (same rule as `load`), oldest first. */
   listCommands(nowMs?: number): Promise<DisruptionCommand[]>;
+
+  /**
+   * Optional (issue 12): appends a real pass's ledger entry (what it did and saved). Stores keep entries
+   * for `LEDGER_RETENTION_MS`. Written under the pass's lease; never read by a pass.
+   */
+  appendLedger?(entry: LedgerEntry): Promise<void>;
+
+  /** Optional: every ledger entry kept, oldest first. */
+  listLedger?(): Promise<LedgerEntry[]>;
 }

@@ -1,6 +1,9 @@
-// Emptiness (seed 001): nodes with no pod that would need to move are deleted; nothing is simulated.
+// Emptiness (seed 001): nodes with no pod that would need to move are deleted; nothing is simulated
+// unless pods are pending (then they must keep a place, pendingPods.ts).
 // All empty nodes the budgets allow go in one command, as Karpenter does.
 import type { Candidate } from '../candidates.ts';
+import { placeablePendingPods } from '../pendingPods.ts';
+import { podKey } from '../pods.ts';
 import { checkSavings } from '../savingsThreshold.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
@@ -25,6 +28,12 @@ export const emptiness: ConsolidationMethod = {
           continue;
         }
       }
+      // A pending pod that could run on this node now must still have a place once it is gone.
+      const stranded = strandedPendingPod(view, [...chosen, candidate]);
+      if (stranded) {
+        view.note(candidate.node.name, `empty, but ${stranded}`);
+        continue;
+      }
       chosen.push(candidate);
     }
     if (chosen.length === 0) return undefined;
@@ -37,3 +46,12 @@ export const emptiness: ConsolidationMethod = {
     };
   },
 };
+
+/** Why deleting these nodes would leave a pending pod that has a place now with none, if it would. */
+function strandedPendingPod(view: PassView, nodes: readonly Candidate[]): string | undefined {
+  const pending = placeablePendingPods(view.cluster, view.simulator);
+  if (pending.length === 0) return undefined;
+  const result = view.simulator.simulate({ excludedNodes: new Set(nodes.map((c) => c.node.name)), pods: pending, maxNewNodes: 0, stopAtFirstFailure: true });
+  const first = result.unschedulable[0];
+  return first ? `deleting it would leave pending pod ${podKey(first.pod)} with nowhere to run (${first.reason})` : undefined;
+}

@@ -10,6 +10,7 @@
 //   3. least requested CPU first (emptiest nodes pack best).
 // Each ordering costs about 8 + log1.5(n) simulations, so the search stays affordable at thousands of nodes.
 import type { Candidate } from '../candidates.ts';
+import { explainLimit } from '../budgets.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
@@ -111,11 +112,15 @@ export function createMultiNode(): ConsolidationMethod {
       if (eligible.length < 2) return undefined;
       const seen = new Map<string, Proposal | null>();
       const found: Proposal[] = [];
+      let tried = false;
       for (const ordering of ORDERINGS) {
         const ordered = withinBudget(view, [...eligible].sort(ordering));
         if (ordered.length < 2) continue;
+        tried = true;
         bestPrefix(view, ordered, seen, found);
       }
+      // Budgets that round down to one node (10% of 10 or fewer) leave a merge no room; say so.
+      if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name));
       return firstAccepted(view, found);
     },
   };
@@ -138,4 +143,9 @@ export function firstAccepted(view: PassView, found: readonly Proposal[]): Propo
     for (const c of proposal.candidates) view.note(c.node.name, rejected);
   }
   return undefined;
+}
+
+function budgetTooSmallForMerge(view: PassView, pool: string): string {
+  const a = view.ledger.allowance(pool, 'Underutilized');
+  return `multi-node consolidation needs at least 2 nodes at once, but the disruption budget of NodePool "${pool}" allows ${a.allowed} more now (limit ${a.limit}: ${explainLimit(a)})`;
 }

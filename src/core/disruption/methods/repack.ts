@@ -46,7 +46,7 @@ export function createRepack(): ConsolidationMethod {
           const key = prefix.map((c) => c.node.name).sort().join(',');
           if (seen.has(key)) continue;
           seen.add(key);
-          const verdict = evaluateRemoval(view, prefix, 'multi-node', { maxNewNodes: Math.min(size - 1, MAX_REPACK_NEW_NODES) });
+          const verdict = evaluateRemoval(view, prefix, 'multi-node', { maxNewNodes: Math.min(size - 1, MAX_REPACK_NEW_NODES), move: 'm-to-n' });
           if (verdict.ok && verdict.proposal.replacements.length >= 2) found.push(tag(verdict.proposal));
         }
       }
@@ -62,6 +62,7 @@ export function createRepack(): ConsolidationMethod {
         const nodePrice = candidate.pricePerHour!;
         const verdict = evaluateRemoval(view, [candidate], 'single-node', {
           maxNewNodes: 2,
+          move: 'm-to-n',
           newNodeTypes: (_type, offerings) => launchPricePerHour(offerings) < nodePrice,
         });
         if (!verdict.ok) {

@@ -2,7 +2,8 @@
 // looks at the pass as the earlier decisions left it and proposes at most one command at a time.
 import type { FeatureGates } from '../../featureGates.ts';
 import type { Cluster, DisruptionReason } from '../../model/types.ts';
-import type { ConsolidationMethodName, PlannedReplacement } from '../../plan.ts';
+import type { ConsolidationMethodName, ConsolidationScore, PlannedReplacement, RejectedMove } from '../../plan.ts';
+import type { PoolTotals } from '../balancedScore.ts';
 import type { SimulationResult, Simulator } from '../../scheduling/types.ts';
 import type { BudgetLedger } from '../budgets.ts';
 import type { Candidate } from '../candidates.ts';
@@ -21,6 +22,8 @@ export interface Proposal {
   readonly savingsPerHour: number;
   /** Set by the m-to-n repack, so the plan can tell its moves apart from Karpenter's. */
   readonly move?: 'm-to-n';
+  /** The Balanced scores that approved it, when a source pool is Balanced. */
+  readonly scores?: readonly ConsolidationScore[];
 }
 
 export interface PassView {
@@ -43,6 +46,10 @@ export interface PassView {
    * kube-scheduler places them its own way? Undefined when it holds, else the reason it does not.
    */
   schedulerCheck(proposal: Proposal): string | undefined;
+  /** Totals of the `Balanced` pools at the start of the pass; absent when no pool is Balanced. */
+  readonly balancedTotals?: ReadonlyMap<string, PoolTotals>;
+  /** Records a move a Balanced score refused (for the plan, metrics and events). */
+  rejectMove?(move: RejectedMove): void;
 }
 
 export interface ConsolidationMethod {

@@ -1,0 +1,180 @@
+// Reads a kubectl `List` (`{"apiVersion": ..., "items": [ {...}, ... ], ...}`) one item at a time, from
+// bytes arriving in chunks. A 5,000-node dump is over a gigabyte: more than V8 can hold in one string
+// (about 512 MiB), and its fully parsed objects several times that. Cut into items, each item is parsed
+// on its own and can be projected (core/input/projection.ts) before the next one is read, so memory
+// holds one raw item at a time plus what the planner keeps.
+//
+// The scanner only tracks what it needs to find item boundaries: nesting depth, strings and escapes.
+// It does not validate JSON: every item is handed to JSON.parse, and the text around the items (the
+// List's own fields) is parsed as one small object at the end. Anything it does not recognise (a
+// top-level array, an `items` that holds something other than objects, a missing `items`) is reported
+// as `NotAList`, so that the caller can fall back to decoding the whole text.
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+/** The input is not shaped as `{ ..., "items": [ {...}, ... ] }`; decode it some other way. */
+export class NotAList extends Error {
+  override readonly name = 'NotAList';
+}
+
+type Mode = 'start' | 'shell' | 'items' | 'item' | 'done';
+
+export class ListItemSplitter {
+  private mode: Mode = 'start';
+  private depth = 0;
+  private inString = false;
+  /** A backslash ended the previous chunk inside a string. */
+  private escaped = false;
+  /** The List's own text, items left out (parsed when the input ends). */
+  private readonly shell: Buffer[] = [];
+  /** Pieces of the item being read (it may span chunks). */
+  private itemPieces: Buffer[] = [];
+  /** Text of the last string at depth 1, to recognise the `items` key. */
+  private lastKey = '';
+  private keyStart = -1;
+  private keyPieces: Buffer[] = [];
+  private sawBom = false;
+
+  /**
+   * Feeds a chunk; returns the items it completed, each as the bytes of one JSON object. They may share
+   * the chunk's memory: use them before reusing the chunk.
+   */
+  push(chunk: Buffer): Buffer[] {
+    const out: Buffer[] = [];
+    let i = 0;
+    if (!this.sawBom) {
+      this.sawBom = true;
+      if (chunk.length >= 3 && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) i = 3;
+    }
+    let segmentStart = i;
+    let itemStart = this.mode === 'item' ? i : -1;
+    const n = chunk.length;
+    if (this.keyStart >= 0) this.keyStart = 0;
+    while (i < n) {
+      if (this.inString) {
+        if (this.escaped) {
+          this.escaped = false;
+          i++;
+          continue;
+        }
+        // Run to the closing quote; strings are most of a dump, so this loop is the hot one.
+        let c = 0;
+        while (i < n) {
+          c = chunk[i]!;
+          if (c === QUOTE || c === BACKSLASH) break;
+          i++;
+        }
+        if (i >= n) continue;
+        if (c === BACKSLASH) {
+          if (i + 1 < n) i += 2;
+          else {
+            this.escaped = true;
+            i = n;
+          }
+          continue;
+        }
+        this.inString = false;
+        if (this.depth === 1 && this.keyStart >= 0) {
+          this.keyPieces.push(chunk.subarray(this.keyStart, i));
+          this.lastKey = Buffer.concat(this.keyPieces).toString('utf8');
+          this.keyPieces = [];
+          this.keyStart = -1;
+        }
+        i++;
+        continue;
+      }
+      const c = chunk[i]!;
+      if (c === QUOTE) {
+        if (this.mode === 'items') throw new NotAList('items holds something other than objects');
+        this.inString = true;
+        if (this.depth === 1 && this.mode === 'shell') {
+          this.keyStart = i + 1;
+          this.keyPieces = [];
+        }
+      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+        if (this.mode === 'start') {
+          if (c !== OPEN_BRACE) throw new NotAList('the text is not a JSON object');
+          this.mode = 'shell';
+        } else if (this.mode === 'shell' && this.depth === 1 && c === OPEN_BRACKET && this.lastKey === 'items') {
+          // Keep `[` in the shell, leave the items out of it.
+          this.shell.push(Buffer.from(chunk.subarray(segmentStart, i + 1)));
+          this.mode = 'items';
+        } else if (this.mode === 'items' && this.depth === 2) {
+          if (c !== OPEN_BRACE) throw new NotAList('items holds something other than objects');
+          this.mode = 'item';
+          itemStart = i;
+        }
+        this.depth++;
+      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        this.depth--;
+        if (this.mode === 'item' && this.depth === 2) {
+          this.itemPieces.push(chunk.subarray(itemStart, i + 1));
+          out.push(this.itemPieces.length === 1 ? this.itemPieces[0]! : Buffer.concat(this.itemPieces));
+          this.itemPieces = [];
+          itemStart = -1;
+          this.mode = 'items';
+        } else if (this.mode === 'items' && this.depth === 1) {
+          segmentStart = i;
+          this.mode = 'shell';
+          this.lastKey = '';
+        } else if (this.depth === 0 && this.mode === 'shell') {
+          this.shell.push(Buffer.from(chunk.subarray(segmentStart, i + 1)));
+          segmentStart = i + 1;
+          this.mode = 'done';
+        } else if (this.depth < 0) {
+          throw new NotAList('unbalanced brackets');
+        }
+      } else if (this.mode === 'items' && c !== COMMA && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+        throw new NotAList('items holds something other than objects');
+      } else if (this.mode === 'done' && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+        throw new NotAList('text after the top-level object');
+      } else if (this.mode === 'start' && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
+        throw new NotAList('the text is not a JSON object');
+      }
+      i++;
+    }
+    // What is kept across calls is copied: the caller may reuse the chunk's memory.
+    if (this.mode === 'shell') this.shell.push(Buffer.from(chunk.subarray(segmentStart, n)));
+    if (this.mode === 'item' && itemStart >= 0) this.itemPieces.push(Buffer.from(chunk.subarray(itemStart, n)));
+    // A key split across chunks: keep its first part (the chunk's buffer may be reused by the caller).
+    if (this.inString && this.keyStart >= 0) {
+      this.keyPieces.push(Buffer.from(chunk.subarray(this.keyStart, n)));
+      this.keyStart = 0;
+    }
+    return out;
+  }
+
+  /**
+   * The List's own fields (`items` left empty), once the whole input has been fed. Throws NotAList when
+   * the input ended early or held no `items` array.
+   */
+  end(): Record<string, unknown> {
+    if (this.mode !== 'done' || this.inString) throw new NotAList('the text ends before the top-level object does');
+    let shell: unknown;
+    try {
+      shell = JSON.parse(Buffer.concat(this.shell).toString('utf8'));
+    } catch (error) {
+      throw new NotAList(`the List's own fields are not valid JSON (${(error as Error).message})`);
+    }
+    if (typeof shell !== 'object' || shell === null || !Array.isArray((shell as Record<string, unknown>)['items'])) {
+      throw new NotAList('no items array');
+    }
+    return shell as Record<string, unknown>;
+  }
+}
+
+/** Splits a whole buffer (see ListItemSplitter); the List's own fields are checked at the end. */
+export function* splitListItems(bytes: Buffer): Generator<Buffer> {
+  const splitter = new ListItemSplitter();
+  const step = 16 << 20;
+  for (let offset = 0; offset < bytes.length; offset += step) {
+    yield* splitter.push(bytes.subarray(offset, offset + step));
+  }
+  splitter.end();
+}

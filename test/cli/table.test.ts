@@ -1,0 +1,207 @@
+// The table (issue 13 item 1): snapshots of the demo, widths, colour only on a terminal.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Decision, Plan, PlanNode } from '../../src/core/plan.ts';
+import { cpuPair, formatCpu, formatMemory, memoryPair, renderTable } from '../../src/cli/table.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin/eks-consolidator.mjs');
+const NOW = '2026-11-21T12:00:00Z';
+const ESC = '\u001b[';
+
+function cli(args: string[], env: Record<string, string | undefined> = {}) {
+  const r = spawnSync(process.execPath, [BIN, 'plan', '--now', NOW, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs the CLI under a pseudo-terminal (util-linux `script`), `cols` columns wide. */
+function underTerminal(args: string[], env: Record<string, string> = {}, cols = 120) {
+  const command = `stty cols ${cols} rows 50; ${[process.execPath, BIN, 'plan', '--now', NOW, ...args].map((a) => `'${a}'`).join(' ')}`;
+  const r = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '', ...env }, timeout: 60_000 });
+  // A terminal ends lines with CR LF.
+  return { code: r.status, stdout: r.stdout.replace(/\r\n/g, '\n') };
+}
+
+const widest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
+const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+describe('the demo as a table', () => {
+  it('at 120 columns, without colour (NO_COLOR wins over --color always)', async () => {
+    const r = cli(['-o', 'table', '--color', 'always'], { NO_COLOR: '1' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain(ESC);
+    expect(widest(r.stdout)).toBeLessThanOrEqual(120);
+    await expect(r.stdout).toMatchFileSnapshot('__snapshots__/demo-table.txt');
+  });
+
+  it('--wide --show-moves: full names, every type, where each pod goes', async () => {
+    const r = cli(['-o', 'wide', '--show-moves']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ip-10-0-19-71\.ec2\.internal +default/);
+    expect(r.stdout).not.toMatch(/\+\d+ more/);
+    expect(r.stdout).toMatch(/moves: -> replacement-\d+ \(new node\): /);
+    await expect(r.stdout).toMatchFileSnapshot('__snapshots__/demo-table-wide-moves.txt');
+  });
+
+  it('--show-moves lists every evicted pod of the JSON plan under its decision', () => {
+    const plan = JSON.parse(cli([]).stdout) as Plan;
+    const table = cli(['-o', 'table', '--show-moves']).stdout;
+    for (const decision of plan.decisions) {
+      for (const pod of decision.evictedPods) expect(table).toContain(pod);
+    }
+    expect(widest(table)).toBeLessThanOrEqual(120);
+  });
+
+  it('piped (not a terminal): no colour with --color auto', () => {
+    expect(cli(['-o', 'table']).stdout).not.toContain(ESC);
+  });
+
+  it.runIf(hasScript)('on a terminal: colour, and the terminal width when narrower than 120', () => {
+    const wide = underTerminal(['-o', 'table']);
+    expect(wide.code).toBe(0);
+    expect(wide.stdout).toContain(`${ESC}1mSUMMARY${ESC}0m`);
+    expect(wide.stdout).toMatch(new RegExp(`${ESC.replace('[', '\\[')}31mdelete`));
+
+    const narrow = underTerminal(['-o', 'table'], {}, 90);
+    const plain = narrow.stdout.replace(/\u001b\[[0-9;]*m/g, '');
+    // The node rows keep their columns; the reasons wrap to the terminal.
+    const whyLines = plain.split('\n').filter((l) => /^ +why: /.test(l));
+    expect(whyLines.length).toBeGreaterThan(0);
+    for (const line of whyLines) expect(line.length).toBeLessThanOrEqual(90);
+  });
+
+  it.runIf(hasScript)('on a terminal with NO_COLOR set: no colour', () => {
+    const r = underTerminal(['-o', 'table'], { NO_COLOR: '1' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/SUMMARY/);
+    expect(r.stdout).not.toContain(ESC);
+  });
+
+  it.runIf(hasScript)('on a terminal, --color never and JSON have no colour', () => {
+    expect(underTerminal(['-o', 'table', '--color', 'never']).stdout).not.toContain(ESC);
+    expect(underTerminal([]).stdout).not.toContain(ESC);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Rendering rules on hand-made plans
+
+const node = (name: string, extra: Partial<PlanNode> = {}): PlanNode => ({
+  name,
+  nodePool: 'default',
+  candidate: true,
+  reasons: [],
+  instanceType: 'm5.large',
+  capacityType: 'on-demand',
+  zone: 'us-east-1a',
+  pricePerHour: 0.096,
+  usage: { cpuRequestedMillis: 500, cpuAllocatableMillis: 1930, memoryRequestedBytes: 2 * 1024 ** 3, memoryAllocatableBytes: 7134 * 1024 ** 2, pods: 4, podsAllocatable: 29 },
+  ...extra,
+});
+
+const decision = (nodes: string[], extra: Partial<Decision> = {}): Decision => ({
+  method: 'multi-node',
+  reason: 'Underutilized',
+  action: 'delete',
+  nodes,
+  replacements: [],
+  currentPricePerHour: 0.096 * nodes.length,
+  replacementPricePerHour: 0,
+  savingsPerHour: 0.096 * nodes.length,
+  disruptionCost: 1,
+  evictedPods: [],
+  ...extra,
+});
+
+const plan = (decisions: Decision[], nodes: PlanNode[], extra: Partial<Plan> = {}): Plan => ({
+  dryRun: true,
+  evaluatedAt: NOW,
+  decisions,
+  nodes,
+  notes: [],
+  ...extra,
+});
+
+describe('table rules', () => {
+  it('a long node list is cut with a count; --wide lists every node', () => {
+    const names = Array.from({ length: 12 }, (_, i) => `ip-10-0-${i}-${100 + i}.eu-west-1.compute.internal`);
+    const p = plan([decision(names)], names.map((n) => node(n, { decision: 0 })));
+    const narrow = renderTable(p);
+    const [, shown, more] = /^1 .*  (ip-10-0-0-100.*) \+(\d+) more$/m.exec(narrow) ?? [];
+    expect(shown!.split(', ').length + Number(more)).toBe(12);
+    expect(widest(narrow)).toBeLessThanOrEqual(120);
+    expect(narrow).toContain('node names are shown without .eu-west-1.compute.internal');
+    const wide = renderTable(p, { wide: true });
+    for (const n of names) expect(wide).toContain(n);
+  });
+
+  it('summary: nodes by outcome, pods to move, savings per hour and per month', () => {
+    const p = plan(
+      [decision(['a'], { evictedPods: ['ns/p1', 'ns/p2'], savingsPerHour: 0.1 })],
+      [node('a', { decision: 0 }), node('b'), node('c', { candidate: false, reasons: ['node is not Ready'] })],
+      { summary: { savingsPerHour: 0.1, savingsPerMonth: 73, nodesDisrupted: 1, podsEvicted: 2 } },
+    );
+    const text = renderTable(p);
+    expect(text).toContain('3 node(s) in NodePools: 1 to delete, 0 to replace, 1 kept, 1 blocked; 1 decision(s), 2 pod(s) to move');
+    expect(text).toContain('savings $0.1000 per hour, $73.00 per month (730 h)');
+    expect(text.indexOf('SUMMARY')).toBeLessThan(text.indexOf('DECISIONS'));
+    expect(text).toMatch(/^c .* blocked\n +why: node is not Ready$/m);
+  });
+
+  it.each([
+    ['a ratio', 0.934, 'efficiency 93.4%'],
+    ['a sentence', { summary: 'end cost 1.04x the lower bound' }, 'efficiency: end cost 1.04x the lower bound'],
+    ['figures', { ratio: 1.04, lowerBoundPerHour: 2.5 }, 'efficiency: ratio 1.04, lowerBoundPerHour 2.5'],
+  ])('prints the efficiency when the plan has it (%s)', (_name, efficiency, line) => {
+    expect(renderTable(plan([], [node('a')], { efficiency } as Partial<Plan>))).toContain(line);
+  });
+
+  it('no efficiency line when the plan has none', () => {
+    expect(renderTable(plan([], [node('a')]))).not.toMatch(/efficiency/);
+  });
+
+  it('an unknown price is ?, and the nodes cost says how many were left out', () => {
+    const text = renderTable(plan([], [node('a'), node('b', { pricePerHour: undefined })]));
+    expect(text).toMatch(/^b .* \? +kept$/m);
+    expect(text).toContain('nodes cost $0.0960 per hour, $70.08 per month (1 node(s) of unknown price not counted)');
+  });
+
+  it('no nodes: says why instead of an empty header', () => {
+    const text = renderTable(plan([], [], { summary: { savingsPerHour: 0, savingsPerMonth: 0, nodesDisrupted: 0, podsEvicted: 0, nodesOutsideNodePools: 3 } }));
+    expect(text).toContain('none: no node carries a karpenter.sh/nodepool label');
+    expect(text).toContain('3 node(s) without a karpenter.sh/nodepool label: never disrupted, not listed');
+  });
+
+  it.each([
+    [1930, '1930m'],
+    [4000, '4'],
+    [250, '250m'],
+    [15_890, '15.9'],
+  ])('cpu %d millicores prints as %s', (millis, text) => {
+    expect(formatCpu(millis)).toBe(text);
+  });
+
+  it.each([
+    [7134 * 1024 ** 2, '7Gi'],
+    [512 * 1024 ** 2, '512Mi'],
+    [0, '0'],
+    [Math.round(6.74 * 1024 ** 3), '6.7Gi'],
+  ])('memory %d bytes prints as %s', (bytes, text) => {
+    expect(formatMemory(bytes)).toBe(text);
+  });
+
+  it('pairs read alike: cores with cores, the Gi unit once', () => {
+    expect(cpuPair(1675, 15_890)).toBe('1.7/15.9');
+    expect(cpuPair(575, 1930)).toBe('575m/1930m');
+    expect(memoryPair(4.6 * 1024 ** 3, 6.7 * 1024 ** 3)).toBe('4.6/6.7Gi');
+    expect(memoryPair(140 * 1024 ** 2, 3 * 1024 ** 3)).toBe('140Mi/3Gi');
+  });
+
+  it('colour only when asked, and the same text without it', () => {
+    const p = plan([decision(['a'])], [node('a', { decision: 0 }), node('b')]);
+    const colour = renderTable(p, { color: true });
+    expect(colour).toContain(ESC);
+    expect(colour.replace(/\u001b\[[0-9;]*m/g, '')).toBe(renderTable(p));
+  });
+});

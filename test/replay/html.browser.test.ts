@@ -1,0 +1,140 @@
+// `replay --format html` in Debian's headless Chromium (playwright-core, executablePath /usr/bin/chromium):
+// the page renders with no network, has one series per config in each chart, and shows the JSON's
+// numbers. When Chromium is absent the setup installs it with apt-get if it can (root, apt-get present);
+// otherwise the test is skipped with a message saying so.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../../src/adapters/files/index.ts';
+import { FileStateStore } from '../../src/adapters/state/fileStateStore.ts';
+import { runReplay } from '../../src/app/replay/runReplay.ts';
+import { renderReplayHtml } from '../../src/cli/replayHtml.ts';
+import { parseFeatureGates } from '../../src/core/featureGates.ts';
+import { parseChurn } from '../../src/core/replay/churn.ts';
+import type { ReplayReport } from '../../src/core/replay/report.ts';
+
+// The page function runs in the browser; the project's TypeScript has no DOM library, so declare it here.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const document: any;
+
+const CHROMIUM = '/usr/bin/chromium';
+const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** Chromium from Debian's packages, installed here when missing and possible. */
+function ensureChromium(): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined;
+  const root = process.getuid?.() === 0;
+  const aptGet = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
+  if (!root || !aptGet) return `${CHROMIUM} is absent and cannot be installed here (${root ? 'no apt-get' : 'not root'}): install the Debian package chromium to run this test`;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env, timeout: 300_000 });
+  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', env, timeout: 600_000 });
+  return existsSync(CHROMIUM) ? undefined : `apt-get install chromium failed (exit ${install.status}): skipping the browser test`;
+}
+
+const skipReason = ensureChromium();
+if (skipReason) console.warn(`replay html browser test skipped: ${skipReason}`);
+
+const FIXTURE = join(import.meta.dirname, '../../demo/replay-seed-003');
+let dir: string;
+let report: ReplayReport;
+let page: {
+  title: string;
+  requests: string[];
+  costSeries: string[];
+  evictionSeries: { config: string; total: number }[];
+  summary: { config: string; cells: Record<string, { value: string; text: string }> }[];
+  embedded: unknown;
+  timelines: { config: string; rows: number }[];
+};
+
+describe.skipIf(skipReason !== undefined)('replay --format html in Chromium', () => {
+  beforeAll(async () => {
+    dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'ekc-html-'));
+    const [cluster, catalog, zero, one] = await Promise.all([
+      readClusterFile(join(FIXTURE, 'cluster.json')),
+      readCatalogFile(join(FIXTURE, 'catalog.json')),
+      readNodePoolsFile(join(FIXTURE, 'threshold-0.yaml')),
+      readNodePoolsFile(join(FIXTURE, 'threshold-1.yaml')),
+    ]);
+    report = await runReplay({
+      cluster,
+      catalog,
+      configs: [
+        { name: 'threshold-0', nodePools: zero },
+        { name: 'threshold-1', nodePools: one },
+      ],
+      startMs: Date.parse('2026-11-21T14:00:00Z'),
+      passes: 48,
+      intervalMs: 5 * 60_000,
+      scoring: 'least-allocated',
+      workload: { kind: 'synthetic', churn: parseChurn('daily=0.6,jobs=4/h'), text: 'daily=0.6,jobs=4/h' },
+      seed: 1,
+      launchDelayMs: 90_000,
+      gates: parseFeatureGates(undefined, 'FEATURE_GATES'),
+      stateStore: (_c, i) => new FileStateStore(join(dir, `state-${i}.json`)),
+    });
+    const file = join(dir, 'replay.html');
+    writeFileSync(file, renderReplayHtml(report));
+
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, headless: true });
+    try {
+      const tab = await browser.newPage();
+      const requests: string[] = [];
+      tab.on('request', (r) => requests.push(r.url()));
+      await tab.goto(pathToFileURL(file).href);
+      page = await tab.evaluate(() => ({
+        title: document.title,
+        requests: [],
+        costSeries: [...document.querySelectorAll('#cost-chart path.series')].map((p) => p.getAttribute('data-config') ?? ''),
+        evictionSeries: [...document.querySelectorAll('#evictions-chart g.series')].map((g) => ({
+          config: g.getAttribute('data-config') ?? '',
+          total: [...g.querySelectorAll('rect')].reduce((sum, r) => sum + Number(r.getAttribute('data-evictions')), 0),
+        })),
+        summary: [...document.querySelectorAll('#summary tbody tr')].map((tr) => ({
+          config: tr.getAttribute('data-config') ?? '',
+          cells: Object.fromEntries([...tr.querySelectorAll('td')].map((td) => [td.getAttribute('data-key') ?? '', { value: td.getAttribute('data-value') ?? '', text: td.textContent ?? '' }])),
+        })),
+        embedded: JSON.parse(document.getElementById('replay-data')?.textContent ?? 'null'),
+        timelines: [...document.querySelectorAll('section.decisions')].map((s) => ({ config: s.getAttribute('data-config') ?? '', rows: s.querySelectorAll('tbody tr').length })),
+      }));
+      page.requests = requests.filter((url) => !url.startsWith('file:'));
+    } finally {
+      await browser.close();
+    }
+  }, 180_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('renders without loading anything from the network', () => {
+    expect(page.title).toContain('eks-consolidator replay');
+    expect(page.requests).toEqual([]);
+  });
+
+  it('has one series per config in each chart', () => {
+    const names = report.configs.map((c) => c.name);
+    expect(page.costSeries).toEqual(names);
+    expect(page.evictionSeries.map((s) => s.config)).toEqual(names);
+  });
+
+  it('shows the numbers of the JSON', () => {
+    expect(page.embedded).toEqual(JSON.parse(JSON.stringify(report)));
+    for (const [i, config] of report.configs.entries()) {
+      expect(page.evictionSeries[i]!.total).toBe(config.summary.podsEvicted);
+      const row = page.summary.find((r) => r.config === config.name)!;
+      for (const [key, cell] of Object.entries(row.cells)) {
+        expect(Number(cell.value)).toBe(config.summary[key as keyof typeof config.summary]);
+      }
+      expect(row.cells['podsEvicted']!.text).toBe(String(config.summary.podsEvicted));
+      expect(row.cells['regret']!.text).toBe(String(config.summary.regret));
+      expect(row.cells['endCostPerHour']!.text).toBe(`$${config.summary.endCostPerHour.toFixed(4)}`);
+      expect(page.timelines.find((t) => t.config === config.name)!.rows).toBe(config.decisions.length);
+    }
+  });
+});

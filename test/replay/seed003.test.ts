@@ -1,0 +1,92 @@
+// Seed 003's case study, replayed over a day: an m6a.large at $0.086/h with 5 pods and an m7i-flex.large
+// at $0.080/h. Without a threshold the pass swaps nodes for 0.6 cents an hour and its replacements are
+// disrupted again within 30 minutes (the cascade); with consolidationSavingsThresholdCents 1 it never
+// swaps for so little and nothing it launched is undone.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../../src/adapters/files/index.ts';
+import { FileStateStore } from '../../src/adapters/state/fileStateStore.ts';
+import { runReplay } from '../../src/app/replay/runReplay.ts';
+import { parseFeatureGates } from '../../src/core/featureGates.ts';
+import { parseChurn } from '../../src/core/replay/churn.ts';
+import type { ReplayReport } from '../../src/core/replay/report.ts';
+
+const FIXTURE = join(import.meta.dirname, '../../demo/replay-seed-003');
+const CHURN = 'daily=0.6,jobs=4/h';
+let dir: string;
+let report: ReplayReport;
+
+beforeAll(async () => {
+  // The state files on a memory file system when there is one: the file store syncs every write.
+  dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'ekc-seed003-'));
+  const [cluster, catalog, zero, one] = await Promise.all([
+    readClusterFile(join(FIXTURE, 'cluster.json')),
+    readCatalogFile(join(FIXTURE, 'catalog.json')),
+    readNodePoolsFile(join(FIXTURE, 'threshold-0.yaml')),
+    readNodePoolsFile(join(FIXTURE, 'threshold-1.yaml')),
+  ]);
+  report = await runReplay({
+    cluster,
+    catalog,
+    configs: [
+      { name: 'threshold-0', nodePools: zero },
+      { name: 'threshold-1', nodePools: one },
+    ],
+    startMs: Date.parse('2026-11-21T14:00:00Z'),
+    passes: 288,
+    intervalMs: 5 * 60_000,
+    scoring: 'least-allocated',
+    workload: { kind: 'synthetic', churn: parseChurn(CHURN), text: CHURN },
+    seed: 1,
+    launchDelayMs: 90_000,
+    gates: parseFeatureGates(undefined, 'FEATURE_GATES'),
+    stateStore: (_config, index) => new FileStateStore(join(dir, `state-${index}.json`)),
+  });
+}, 120_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('seed 003 replayed over a day', () => {
+  const config = (name: string) => report.configs.find((c) => c.name === name)!;
+
+  it('without a threshold, swaps the m6a.large for an m7i-flex.large to save 0.6 cents an hour', () => {
+    const swaps = config('threshold-0').decisions.filter((d) => d.action === 'replace' && d.replacement === 'm7i-flex.large' && d.savingsPerHour === 0.006);
+    expect(swaps.length).toBeGreaterThan(0);
+    expect(swaps[0]!.podsEvicted).toBeGreaterThanOrEqual(5);
+  });
+
+  it('without a threshold, cascades: replacements are disrupted again within 30 minutes of their launch', () => {
+    const zero = config('threshold-0');
+    expect(zero.summary.regret).toBeGreaterThan(0);
+    expect(zero.decisions.filter((d) => d.regret > 0).length).toBeGreaterThan(0);
+  });
+
+  it('with threshold 1, never swaps for a few cents and undoes nothing it launched', () => {
+    const one = config('threshold-1');
+    expect(one.summary.regret).toBe(0);
+    // Seed 003: a 5-pod node needs 6 cents an hour of savings at threshold 1; 0.6 cents is far below.
+    expect(one.decisions.filter((d) => d.action === 'replace' && d.savingsPerHour < 0.06 && d.podsEvicted >= 5)).toEqual([]);
+    expect(one.summary.podsEvicted).toBeLessThan(config('threshold-0').summary.podsEvicted);
+  });
+
+  it('replays the same workload timeline under both configs (same baseline, every pass present)', () => {
+    for (const c of report.configs) {
+      expect(c.passes).toHaveLength(288);
+      expect(c.summary.savingsDollars).toBeCloseTo(report.baseline.totalCostDollars - c.summary.totalCostDollars, 3);
+      expect(c.summary.podsEvicted).toBe(c.passes.reduce((sum, p) => sum + p.evictions, 0));
+    }
+  });
+
+  it('matches the table in the README', () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    for (const [label, name] of [['threshold 0', 'threshold-0'], ['threshold 1', 'threshold-1']] as const) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| ${label} |`));
+      expect(row, `README row for ${label}`).toBeDefined();
+      const cells = row!.split('|').slice(2, -1).map((cell) => Number(cell.trim()));
+      const s = config(name).summary;
+      expect(cells).toEqual([s.endCostPerHour, s.averageCostPerHour, Math.round(s.savingsDollars * 100) / 100, s.podsEvicted, s.nodesDisrupted, s.nodesReplaced, s.regret, s.pendingPodMinutes]);
+    }
+  });
+});
