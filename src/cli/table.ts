@@ -191,23 +191,21 @@ function sharedSuffix(names: readonly string[]): string {
  */
 function efficiencyLines(e: PlanEfficiency | undefined): string[] {
   if (e === undefined) return [];
-  const end = `ends at ${money(e.endCostPerHour)} per hour (from ${money(e.startCostPerHour)})`;
-  const plannedOnly = e.plannedOnlyPerHour > 0 ? `; ${money(e.plannedOnlyPerHour)} per hour of the savings is in planned-only moves` : '';
+  const perHour = (n: number) => `${money(n)}/hr`;
+  // Every node of the cluster (those outside NodePools too, as the bound counts them).
+  const end = `all nodes end at ${perHour(e.endCostPerHour)} (from ${perHour(e.startCostPerHour)})`;
+  const plannedOnly = e.plannedOnlyPerHour > 0 ? `; ${perHour(e.plannedOnlyPerHour)} of the savings in planned-only moves` : '';
   const lines: string[] = [];
   if (e.lowerBoundPerHour === null) {
-    lines.push(`efficiency: the plan ${end}; no lower bound (no capacity the NodePools allow can hold the pods)${plannedOnly}`);
+    lines.push(`efficiency: ${end}; no lower bound (no capacity the NodePools allow holds the pods)${plannedOnly}`);
   } else {
-    const ratio = e.ratio === null ? '' : `, ${e.ratio.toFixed(3)}x the lower bound of ${money(e.lowerBoundPerHour)}`;
-    const left = e.leftPerHour ?? 0;
-    lines.push(
-      `efficiency: the plan ${end}${ratio === '' ? `, lower bound ${money(e.lowerBoundPerHour)}` : ratio} (no plan can end below it); ` +
-        `${money(left)} per hour, ${monthly(left)} per month left above it${plannedOnly}`,
-    );
+    const ratio = e.ratio === null ? '' : `, ${e.ratio.toFixed(3)}x`;
+    lines.push(`efficiency: ${end}${ratio} the lower bound ${perHour(e.lowerBoundPerHour)}: ${perHour(e.leftPerHour ?? 0)} left${plannedOnly}`);
   }
   const held = Object.entries(e.heldBack)
     .filter(([, v]) => v.nodes > 0)
     .sort((a, b) => b[1].pricePerHour - a[1].pricePerHour || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([cause, v]) => `${cause} ${v.nodes} node(s) ${money(v.pricePerHour)}/hr`);
+    .map(([cause, v]) => `${cause} ${v.nodes} (${perHour(v.pricePerHour)})`);
   if (held.length > 0) lines.push(`nodes held back: ${held.join(', ')}`);
   return lines;
 }

@@ -53,7 +53,12 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const nodePrices = new Map<string, number>();
   const used = ctx.pods === undefined ? undefined : usageByNode(ctx.pods);
   for (const verdict of outcome.verdicts) {
-    if (verdict.poolName === undefined) continue; // CONTRACT: one entry per node of a NodePool
+    if (verdict.poolName === undefined) {
+      // Not in `nodes` (CONTRACT: one entry per node of a NodePool), but its price counts in `efficiency`.
+      const price = nodePricePerHour(verdict.node, ctx.prices);
+      if (price !== undefined) nodePrices.set(verdict.node.name, price);
+      continue;
+    }
     const name = verdict.node.name;
     const decision = outcome.disruptedBy.get(name);
     const candidate = verdict.candidate !== undefined && outcome.evaluated.has(name);

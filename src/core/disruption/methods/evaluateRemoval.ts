@@ -101,6 +101,9 @@ export function evaluateRemoval(
 
 /** The move as found, with its Balanced scores attached, or refused by them. */
 function scored(view: PassView, proposal: Proposal, move: 'm-to-n' | undefined): RemovalVerdict {
+  // The repack keeps only moves that launch two or more nodes; one with fewer is single-node's or
+  // multi-node's, which ran first and scored it (and reported a refusal) already.
+  if (move && proposal.replacements.length < 2) return { ok: true, proposal };
   const action = proposal.replacements.length > 0 ? 'replace' : 'delete';
   const gate = balancedGate(view, proposal.candidates, proposal.method, proposal.savingsPerHour, action, move);
   if (gate.refusal) return gate.refusal;
@@ -125,10 +128,12 @@ function balancedGate(
   if (move.scores.length === 0) return {};
   const scores = move.scores.map(roundScore);
   if (move.approved) return { scores };
-  view.rejectMove?.({
+  // The best case of a repack's nodes is the bound single-node and multi-node already met for them (the
+  // same candidates, the same pass totals): refused, but not reported a second time.
+  const report = !(repack && action === undefined);
+  if (report) view.rejectMove?.({
     method,
-    // The best-case bound is about the nodes, not the move; a scored repack is reported as one.
-    ...(repack && action ? { move: repack } : {}),
+    ...(repack ? { move: repack } : {}),
     nodes: candidates.map((c) => c.node.name),
     ...(action ? { action } : {}),
     savingsPerHour: Math.round(savingsPerHour * 1e6) / 1e6,

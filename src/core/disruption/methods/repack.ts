@@ -66,7 +66,9 @@ export function createRepack(): ConsolidationMethod {
           newNodeTypes: (_type, offerings) => launchPricePerHour(offerings) < nodePrice,
         });
         if (!verdict.ok) {
-          view.note(candidate.node.name, `split into two nodes: ${verdict.reason}`);
+          // A Balanced score's refusal keeps its own wording (the plan and the events tell score
+          // sentences apart by it); the best-case one is the same sentence single-node noted already.
+          view.note(candidate.node.name, verdict.scoreBlocked ? verdict.reason : `split into two nodes: ${verdict.reason}`);
           continue;
         }
         if (verdict.proposal.replacements.length < 2) continue; // a one-for-one swap is single-node's
