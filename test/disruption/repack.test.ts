@@ -72,6 +72,47 @@ describe('1 -> 2 split (kubernetes-sigs/karpenter#1442)', () => {
   });
 });
 
+describe('repack under Balanced (every method allowed, each move scored)', () => {
+  // The split of `b` saves $0.10/hr. Alone in its pool it is all of the pool's disruption: score 0.2.
+  // Next to three full `small` nodes holding 20 do-not-disrupt pods each, it is a small share: score ~2.
+  const split = () => [pod({ requests: { cpu: 3000, memory: 2 * Gi } }), pod({ requests: { cpu: 3000, memory: 2 * Gi } })];
+  const pinned = () => pod({ requests: { cpu: 180, memory: 256 * Mi }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+  const balanced = () => nodePool({ consolidationPolicy: 'Balanced' });
+
+  it('a split that scores enough is taken, with its scores and move m-to-n', () => {
+    const fulls = ['f1', 'f2', 'f3'];
+    const c = cluster({
+      nodes: [bigNode('b'), ...fulls.map(smallNode)],
+      pods: [...on('b', ...split()), ...fulls.flatMap((n) => on(n, ...Array.from({ length: 20 }, pinned)))],
+    });
+    const out = pass(c, [balanced()], premiumCatalog());
+    expect(out.decisions).toHaveLength(1);
+    const d = out.decisions[0]!;
+    expect(d).toMatchObject({ method: 'single-node', move: 'm-to-n', action: 'replace', nodes: ['b'] });
+    expect(d.replacements).toHaveLength(2);
+    expect(d.scores?.map((sc) => sc.approved)).toEqual([true]);
+    expect(d.dryRunOnly).toMatch(/2 replacements/);
+  });
+
+  it('a split that scores too little is refused and listed with move m-to-n', () => {
+    const c = cluster({ nodes: [bigNode('b')], pods: on('b', ...split()) });
+    const out = pass(c, [balanced()], premiumCatalog());
+    expect(out.decisions).toEqual([]);
+    const refused = out.rejectedMoves.filter((m) => m.move === 'm-to-n');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ method: 'single-node', nodes: ['b'], action: 'replace', bound: false });
+    expect(refused[0]!.scores[0]!.approved).toBe(false);
+    expect(notes(out, 'b')).toMatch(/Balanced: score 0.20 < 0.50/);
+  });
+
+  it('a node of unknown price is never repacked', () => {
+    const unknown = node({ name: 'u', instanceType: 'not-in-catalog', allocatable: { cpu: 7900, memory: 31 * Gi, pods: 110 } });
+    const c = cluster({ nodes: [unknown], pods: on('u', ...split()) });
+    const out = pass(c, [nodePool({ consolidationPolicy: 'WhenEmptyOrUnderutilized' })], premiumCatalog());
+    expect(out.decisions).toEqual([]);
+  });
+});
+
 describe('3 -> 2 repack', () => {
   // Three small nodes, two 1200m pods each. No node can go alone under WhenUnderutilized (no single-node
   // method), and two into one new small is no cheaper than the small it would replace; three into two is.
