@@ -10,6 +10,8 @@
 //                                       | `file:<path>` (a YAML/JSON file shipped in the package)
 //   FEATURE_GATES                       Karpenter's syntax, e.g. `SpotToSpotConsolidation=true`
 //   DRY_RUN                             `true` (default: safe by default) | `false`
+//   REPLACEMENT_BOUND                   `2` (default): a replacement is at most 2x the largest node a move
+//                                       removes; `off`; or e.g. `3,maxPods=110`
 //   CATALOG_MAX_AGE_HOURS               12; how long a cached live catalog is used without asking AWS
 //   FUNCTION_TIMEOUT_SECONDS            the function's own timeout (serverless.yml sets it from the same
 //                                       value); default 300
@@ -31,6 +33,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { InputError } from '../core/errors.ts';
 import type { KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { parseFeatureGates, type FeatureGates } from '../core/featureGates.ts';
+import { parseReplacementBound, type ReplacementBound } from '../core/disruption/sizeBound.ts';
 
 export type ClusterSourceConfig = { readonly kind: 'eks' } | { readonly kind: 'file'; readonly path: string };
 export type NodePoolsSourceConfig = { readonly kind: 'kubernetes' } | { readonly kind: 'file'; readonly path: string };
@@ -43,6 +46,8 @@ export interface Config {
   readonly clusterSource: ClusterSourceConfig;
   readonly nodePoolsSource: NodePoolsSourceConfig;
   readonly gates: FeatureGates;
+  /** How large a replacement may be (null: unbounded). */
+  readonly replacementBound: ReplacementBound | null;
   /** The default for every invocation; an event may only make a run drier (see handlers/pass.ts). */
   readonly dryRun: boolean;
   readonly catalogMaxAgeMs: number;
@@ -100,6 +105,14 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     throw error;
   }
 
+  let replacementBound: ReplacementBound | null;
+  try {
+    replacementBound = parseReplacementBound(env['REPLACEMENT_BOUND'], 'REPLACEMENT_BOUND');
+  } catch (error) {
+    if (error instanceof InputError) throw new ConfigError('REPLACEMENT_BOUND', error.problem);
+    throw error;
+  }
+
   const dryRun = boolean(env, 'DRY_RUN', true);
   if (!dryRun && clusterSource.kind === 'file') {
     throw new ConfigError('DRY_RUN', 'is false but CLUSTER_SOURCE is a file: a cluster read from a file cannot be acted on; set DRY_RUN=true');
@@ -137,6 +150,7 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     clusterSource,
     nodePoolsSource,
     gates,
+    replacementBound,
     dryRun,
     catalogMaxAgeMs: number(env, 'CATALOG_MAX_AGE_HOURS', 12, { min: 0, max: 24 * 30 }) * 3_600_000,
     leaseTtlMs: leaseTtlSeconds * 1000,

@@ -1,6 +1,8 @@
 // A pass, as both entry points run it: take the lease, load the state, read the cluster, observe what
 // changed since the last pass, decide, persist, and (for the Lambda) act. The CLI's `plan --state` and
 // the Lambda share this code; only the adapters handed in differ (CONTRACT section 1).
+import { clusterLowerBound } from '../core/efficiency/lowerBound.ts';
+import type { ReplacementBound } from '../core/disruption/sizeBound.ts';
 import { buildPlan } from '../core/buildPlan.ts';
 import { budgetAllowance } from '../core/disruption/budgets.ts';
 import { runConsolidationPass, type PassOutcome } from '../core/disruption/pass.ts';
@@ -59,6 +61,8 @@ export interface PassSettings {
   readonly karpenterPresence?: KarpenterPresence;
   /** The NodePools are read from the cluster's API (so Karpenter's CRD is installed). */
   readonly nodePoolsFromCluster?: boolean;
+  /** How large a replacement may be (default: 2x the largest node a move removes; null: unbounded). */
+  readonly replacementBound?: ReplacementBound | null;
   /**
    * Record the pass in the store's ledger (issue 12), when the store keeps one. Default: for real passes
    * (not dry runs). The replay turns it off: its passes are simulated.
@@ -188,6 +192,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
         ...(leftToKarpenter(node) === undefined ? [] : [leftToKarpenter(node)!]),
       ],
       poolFilter: inScope(settings.scope),
+      ...(settings.replacementBound === undefined ? {} : { replacementBound: settings.replacementBound }),
       methods: view.unplaced.length > 0 ? ([] as const) : settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,
     };
 
@@ -226,7 +231,8 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
-    let built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, pods: cluster.pods });
+    const lowerBound = clusterLowerBound({ cluster: view.cluster, nodePools, catalog, verdicts: outcome.verdicts, inScope: outcome.evaluated });
+    let built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, lowerBound, pods: cluster.pods });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
     if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {
       // Bookkeeping only: a ledger that cannot be written does not fail the pass, it says so.

@@ -6,7 +6,7 @@
 // ("+4 more"), long cells with "…", and the reasons go on their own indented, wrapped line. `wide`
 // cuts nothing: full node names, every instance type, the reasons as the last column.
 // Colour only when asked for (the CLI decides: a terminal, no NO_COLOR), and never needed to read it.
-import { HOURS_PER_MONTH, type Decision, type Plan, type PlanNode } from '../core/plan.ts';
+import { HOURS_PER_MONTH, type Decision, type Plan, type PlanEfficiency, type PlanNode } from '../core/plan.ts';
 import { balancedLines } from './balancedTable.ts';
 
 export const DEFAULT_TABLE_WIDTH = 120;
@@ -185,18 +185,29 @@ function sharedSuffix(names: readonly string[]): string {
   return suffixes.every((s) => s === suffixes[0]) ? suffixes[0]! : '';
 }
 
-/** An optional `efficiency` the plan may carry (issue 11): a ratio, or an object with a sentence or figures. */
-function efficiencyLine(plan: Plan): string | undefined {
-  const value = (plan as { efficiency?: unknown }).efficiency;
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number') return `efficiency ${(value * 100).toFixed(1)}%`;
-  if (typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    for (const key of ['summary', 'sentence', 'text']) if (typeof record[key] === 'string') return `efficiency: ${record[key] as string}`;
-    const figures = Object.entries(record).filter(([, v]) => typeof v === 'number' || typeof v === 'string');
-    if (figures.length > 0) return `efficiency: ${figures.map(([k, v]) => `${k} ${String(v)}`).join(', ')}`;
+/**
+ * The plan's efficiency (issue 11, core/efficiency): where the plan ends against the lower bound no plan
+ * can beat, what is left above it, and what keeps nodes where they are. Empty when the plan has none.
+ */
+function efficiencyLines(e: PlanEfficiency | undefined): string[] {
+  if (e === undefined) return [];
+  const perHour = (n: number) => `${money(n)}/hr`;
+  // Every node of the cluster (those outside NodePools too, as the bound counts them).
+  const end = `all nodes end at ${perHour(e.endCostPerHour)} (from ${perHour(e.startCostPerHour)})`;
+  const plannedOnly = e.plannedOnlyPerHour > 0 ? `; ${perHour(e.plannedOnlyPerHour)} of the savings in planned-only moves` : '';
+  const lines: string[] = [];
+  if (e.lowerBoundPerHour === null) {
+    lines.push(`efficiency: ${end}; no lower bound (no capacity the NodePools allow holds the pods)${plannedOnly}`);
+  } else {
+    const ratio = e.ratio === null ? '' : `, ${e.ratio.toFixed(3)}x`;
+    lines.push(`efficiency: ${end}${ratio} the lower bound ${perHour(e.lowerBoundPerHour)}: ${perHour(e.leftPerHour ?? 0)} left${plannedOnly}`);
   }
-  return undefined;
+  const held = Object.entries(e.heldBack)
+    .filter(([, v]) => v.nodes > 0)
+    .sort((a, b) => b[1].pricePerHour - a[1].pricePerHour || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([cause, v]) => `${cause} ${v.nodes} (${perHour(v.pricePerHour)})`);
+  if (held.length > 0) lines.push(`nodes held back: ${held.join(', ')}`);
+  return lines;
 }
 
 export function renderTable(plan: Plan, options: TableOptions = {}): string {
@@ -243,8 +254,7 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
     const unknown = plan.nodes.length - priced.length;
     out.push(`  nodes cost ${money(cost)} per hour, ${monthly(cost)} per month${unknown > 0 ? ` (${unknown} node(s) of unknown price not counted)` : ''}`);
   }
-  const efficiency = efficiencyLine(plan);
-  if (efficiency !== undefined) out.push(...wrap(efficiency, width, '    ', '  '));
+  for (const line of efficiencyLines(plan.efficiency)) out.push(...wrap(line, width, '    ', '  '));
   out.push('');
 
   // Decisions.
@@ -301,7 +311,7 @@ function decisionLines(plan: Plan, layout: Layout & { showMoves: boolean }): str
     return [
       { text: String(i + 1) },
       { text: d.action, style },
-      { text: d.method },
+      { text: d.move ? `${d.method} (${d.move})` : d.method },
       { text: d.reason },
       { text: String(d.evictedPods.length) },
       { text: money(d.currentPricePerHour) },
@@ -326,6 +336,10 @@ function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): s
     const types = r.instanceTypes.length <= typesMax ? r.instanceTypes.join(', ') : `${r.instanceTypes.slice(0, typesMax).join(', ')} +${r.instanceTypes.length - typesMax} more`;
     const text = `launch: ${r.capacityType} ${types} in ${r.zones.join(', ')} from NodePool ${r.nodePool} at ${money(r.pricePerHour)}/hr`;
     out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}        `, DECISION_INDENT)));
+  }
+  if (d.dryRunOnly !== undefined) {
+    const text = `planned only, not carried out: ${d.dryRunOnly}`;
+    out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}    `, DECISION_INDENT)).map((l) => paint('yellow', l)));
   }
   if (d.summary !== undefined) {
     const text = `why: ${d.summary}`;

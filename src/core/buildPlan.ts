@@ -2,6 +2,8 @@
 import type { PassOutcome } from './disruption/pass.ts';
 import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disruption/prices.ts';
 import { formatTime } from './disruption/text.ts';
+import { planEfficiency } from './efficiency/efficiency.ts';
+import type { LowerBound } from './efficiency/lowerBound.ts';
 import type { Node, Pod } from './model/types.ts';
 import { HOURS_PER_MONTH, type NodeUsage, type Plan, type PlanNode } from './plan.ts';
 import { CPU, MEMORY, PODS } from './scheduling/resources.ts';
@@ -13,6 +15,8 @@ export interface PlanContext {
   readonly notes?: readonly string[];
   /** Extra reasons per node from pass-level rules (stabilization, skipped search). */
   readonly nodeReasons?: ReadonlyMap<string, readonly string[]>;
+  /** The lower bound for this cluster (efficiency/lowerBound.ts); the plan gets `efficiency` with it. */
+  readonly lowerBound?: LowerBound;
   /** The cluster's pods, for each node's requested/allocatable figures (omitted: no `usage`). */
   readonly pods?: readonly Pod[];
 }
@@ -46,9 +50,15 @@ const NOTHING_FOUND = 'considered, but no deletion, replacement or merge that sa
 
 export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const nodes: PlanNode[] = [];
+  const nodePrices = new Map<string, number>();
   const used = ctx.pods === undefined ? undefined : usageByNode(ctx.pods);
   for (const verdict of outcome.verdicts) {
-    if (verdict.poolName === undefined) continue; // CONTRACT: one entry per node of a NodePool
+    if (verdict.poolName === undefined) {
+      // Not in `nodes` (CONTRACT: one entry per node of a NodePool), but its price counts in `efficiency`.
+      const price = nodePricePerHour(verdict.node, ctx.prices);
+      if (price !== undefined) nodePrices.set(verdict.node.name, price);
+      continue;
+    }
     const name = verdict.node.name;
     const decision = outcome.disruptedBy.get(name);
     const candidate = verdict.candidate !== undefined && outcome.evaluated.has(name);
@@ -61,6 +71,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       reasons = [...reasons, ...(notes.length > 0 ? notes : reasons.length > 0 ? [] : [NOTHING_FOUND])];
     }
     const price = nodePricePerHour(verdict.node, ctx.prices);
+    if (price !== undefined) nodePrices.set(name, price);
     nodes.push({
       name,
       nodePool: verdict.poolName,
@@ -91,5 +102,6 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       podsEvicted: outcome.decisions.reduce((sum, d) => sum + d.evictedPods.length, 0),
       nodesOutsideNodePools: outcome.verdicts.filter((v) => v.poolName === undefined).length,
     },
+    ...(ctx.lowerBound ? { efficiency: planEfficiency(outcome, outcome.decisions, ctx.lowerBound, nodePrices) } : {}),
   };
 }

@@ -43,6 +43,8 @@ export interface ConsolidationScore {
 /** Extension: a move a Balanced pool's score turned down. */
 export interface RejectedMove {
   readonly method: ConsolidationMethodName;
+  /** Set when the move was an m-to-n repack (see Decision.move). */
+  readonly move?: 'm-to-n';
   readonly nodes: readonly string[];
   /** Absent when the move was refused on its best case (`bound`) before a replacement was sought. */
   readonly action?: 'delete' | 'replace';
@@ -70,6 +72,13 @@ export interface Decision {
   readonly podDestinations?: Readonly<Record<string, string>>;
   /** Extension: a sentence a person can read. */
   readonly summary?: string;
+  /** Extension: set for a move Karpenter's methods cannot make (issue 11): m nodes into up to n new ones. */
+  readonly move?: 'm-to-n';
+  /**
+   * Extension: why the actuator will not carry this decision out (it is shown, not acted on), e.g. a
+   * move with more than one replacement, which one command cannot launch safely.
+   */
+  readonly dryRunOnly?: string;
   /** Extension: the Balanced scores that approved the move (absent when no source pool is Balanced). */
   readonly scores?: readonly ConsolidationScore[];
 }
@@ -106,6 +115,28 @@ export interface NodeUsage {
   readonly podsAllocatable: number;
 }
 
+/**
+ * Extension (issue 11): the plan's end cost against a lower bound no plan can beat (an LP over the
+ * offerings the pools allow, untouchable nodes kept), and what keeps nodes where they are.
+ */
+export interface PlanEfficiency {
+  /** Priced nodes now, $/hour. */
+  readonly startCostPerHour: number;
+  /** After every decision of the plan (planned-only ones included), $/hour. */
+  readonly endCostPerHour: number;
+  /** No plan can end below this, $/hour; null when no allowed capacity can cover the pods. */
+  readonly lowerBoundPerHour: number | null;
+  /** endCostPerHour / lowerBoundPerHour (1.000 is the best possible). */
+  readonly ratio: number | null;
+  readonly leftPerHour: number | null;
+  /** Nodes no plan may touch (part of the bound). */
+  readonly lockedCostPerHour: number;
+  /** Savings in decisions the actuator will not carry out (`dryRunOnly`). */
+  readonly plannedOnlyPerHour: number;
+  /** Nodes kept, by cause (pdb, doNotDisrupt, budget, threshold, kubeScheduler, consolidateAfter, ...). */
+  readonly heldBack: Readonly<Record<string, { readonly nodes: number; readonly pricePerHour: number }>>;
+}
+
 export interface Plan {
   readonly dryRun: boolean;
   readonly evaluatedAt: string;
@@ -124,6 +155,8 @@ export interface Plan {
     /** Nodes without a `karpenter.sh/nodepool` label: never disrupted, not in `nodes`, still receive pods. */
     readonly nodesOutsideNodePools?: number;
   };
+  /** Extension: see PlanEfficiency. */
+  readonly efficiency?: PlanEfficiency;
 }
 
 /** 730 hours: the average month AWS uses for monthly prices. */

@@ -237,6 +237,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
         {
           nowMs: startedAt,
           gates: cfg.gates,
+          replacementBound: cfg.replacementBound,
           dryRun,
           persistState: false,
           scope,

@@ -335,6 +335,21 @@ describe('starting commands', () => {
     expect(report.commands.map((c) => c.step)).toEqual(['done']);
   });
 
+  it('never acts on a dry-run-only repack, nor on a later decision that planned pods onto its replacements', async () => {
+    const w = await start([kubeNode(OLD), kubeNode(OLD2)]);
+    const one = replaceDecision([OLD]).replacements[0]!;
+    const repack = replaceDecision([OLD], { replacements: [one, one], move: 'm-to-n', dryRunOnly: 'launches 2 replacements; a command launches at most one' });
+    const dependent = { ...deleteDecision([OLD2], 'single-node'), podDestinations: { 'default/web-1': 'replacement-1.2' } };
+    const report = await executePlan(passResult([repack, dependent]), w.deps(2 * MINUTE), FAST);
+    expect(report.skipped).toEqual([
+      { decision: 0, nodes: [OLD], why: 'planned only: launches 2 replacements; a command launches at most one' },
+      { decision: 1, nodes: [OLD2], why: 'it moves pods onto replacement-1.2, the replacement of a decision that was not started' },
+    ]);
+    expect(report.commands).toEqual([]);
+    expect(w.api.mutatingRequests()).toEqual([]);
+    expect(w.ec2.launched()).toEqual([]);
+  });
+
   it('does nothing for a dry run, and stops at the margin when time is short', async () => {
     const w = await start([kubeNode(OLD)]);
     const dry = passResult([deleteDecision([OLD])]);

@@ -2,7 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Decision, Plan, PlanNode } from '../../src/core/plan.ts';
+import type { Decision, Plan, PlanEfficiency, PlanNode } from '../../src/core/plan.ts';
 import { cpuPair, formatCpu, formatMemory, memoryPair, renderTable } from '../../src/cli/table.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -149,12 +149,48 @@ describe('table rules', () => {
     expect(text).toMatch(/^c .* blocked\n +why: node is not Ready$/m);
   });
 
-  it.each([
-    ['a ratio', 0.934, 'efficiency 93.4%'],
-    ['a sentence', { summary: 'end cost 1.04x the lower bound' }, 'efficiency: end cost 1.04x the lower bound'],
-    ['figures', { ratio: 1.04, lowerBoundPerHour: 2.5 }, 'efficiency: ratio 1.04, lowerBoundPerHour 2.5'],
-  ])('prints the efficiency when the plan has it (%s)', (_name, efficiency, line) => {
-    expect(renderTable(plan([], [node('a')], { efficiency } as Partial<Plan>))).toContain(line);
+  const efficiency = (extra: Partial<PlanEfficiency> = {}): PlanEfficiency => ({
+    startCostPerHour: 1,
+    endCostPerHour: 0.6,
+    lowerBoundPerHour: 0.5,
+    ratio: 1.2,
+    leftPerHour: 0.1,
+    lockedCostPerHour: 0.2,
+    plannedOnlyPerHour: 0,
+    heldBack: {},
+    ...extra,
+  });
+
+  it('prints the plan efficiency: end cost, ratio to the lower bound, cost left above it', () => {
+    const text = renderTable(plan([], [node('a')], { efficiency: efficiency() }));
+    expect(text).toContain(
+      'efficiency: all nodes end at $0.6000/hr (from $1.0000/hr), 1.200x the lower bound $0.5000/hr: $0.1000/hr left',
+    );
+    expect(text.indexOf('efficiency:')).toBeLessThan(text.indexOf('DECISIONS'));
+    expect(widest(text)).toBeLessThanOrEqual(120);
+  });
+
+  it('efficiency: planned-only savings and what held nodes back, dearest cause first', () => {
+    const text = renderTable(
+      plan([], [node('a')], {
+        efficiency: efficiency({ plannedOnlyPerHour: 0.05, heldBack: { pdb: { nodes: 1, pricePerHour: 0.1 }, budget: { nodes: 2, pricePerHour: 0.3 } } }),
+      }),
+      { wide: true },
+    );
+    expect(text).toContain(': $0.1000/hr left; $0.0500/hr of the savings in planned-only moves');
+    expect(text).toContain('nodes held back: budget 2 ($0.3000/hr), pdb 1 ($0.1000/hr)');
+  });
+
+  it('efficiency without a lower bound says so', () => {
+    const text = renderTable(plan([], [node('a')], { efficiency: efficiency({ lowerBoundPerHour: null, ratio: null, leftPerHour: null }) }), { wide: true });
+    expect(text).toContain('efficiency: all nodes end at $0.6000/hr (from $1.0000/hr); no lower bound (no capacity the NodePools allow holds the pods)');
+  });
+
+  it('an m-to-n move is marked in METHOD, and a planned-only decision says it is not carried out', () => {
+    const d = decision(['a', 'b', 'c'], { action: 'replace', move: 'm-to-n', dryRunOnly: 'launches 2 replacements; a command launches at most one, so this move is planned but not carried out' });
+    const text = renderTable(plan([d], ['a', 'b', 'c'].map((n) => node(n, { decision: 0 }))));
+    expect(text).toMatch(/^1 +replace +multi-node \(m-to-n\) /m);
+    expect(text).toContain('planned only, not carried out: launches 2 replacements');
   });
 
   it('no efficiency line when the plan has none', () => {

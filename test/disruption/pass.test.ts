@@ -52,11 +52,11 @@ describe('a consolidation pass', () => {
     expect(out.decisions[0]!.replacements[0]!.instanceTypes[0]).toBe('m5.2xlarge');
   });
 
-  it('merges more than 100 nodes at once: no candidate cap', () => {
+  it('merges more than 100 nodes at once when replacements are unbounded: no candidate cap', () => {
     const nodes = Array.from({ length: 120 }, (_, i) => node({ name: `n${String(i).padStart(3, '0')}` }));
     const pods = nodes.flatMap((n) => on(n.name, pod({ requests: { cpu: 1000, memory: Gi } })));
     const catalog: Catalog = { ...m5Catalog(), instanceTypes: [...m5Catalog().instanceTypes, instanceType('x.huge', { cpu: 200_000, memory: 800 * Gi, pods: 737 }, 5.0)] };
-    const out = pass(cluster({ nodes, pods }), [nodePool()], catalog);
+    const out = pass(cluster({ nodes, pods }), [nodePool()], catalog, { replacementBound: null });
     expect(out.decisions).toHaveLength(1);
     expect(out.decisions[0]).toMatchObject({ method: 'multi-node', action: 'replace' });
     expect(out.decisions[0]!.nodes).toHaveLength(120);

@@ -68,6 +68,31 @@ describe('choosing a replacement', () => {
     expect(choice.ok && choice.replacement.pricePerHour).toBe(0.07);
   });
 
+  it.each([
+    // [name, node price, on-demand price, spot price, expected ok, expected worst price]
+    ['an on-demand node becomes the same type on spot (priced by its spot offerings only)', 0.192, 0.192, 0.07, true, 0.07],
+    ['a spot-capable type is not judged by its dearer on-demand price', 0.1, 0.192, 0.07, true, 0.07],
+    ['without spot offerings, the dearest on-demand offering is the price', 0.1, 0.192, undefined, false, undefined],
+  ] as const)('launch price: %s', (_name, nodePrice, od, spot, ok, worst) => {
+    const choice = chooseReplacement([candidate('a', nodePrice)], plan([mk('m5.xlarge', od, spot)]), off);
+    expect(choice.ok).toBe(ok);
+    if (choice.ok) {
+      expect(choice.replacement.capacityType).toBe('spot');
+      expect(choice.replacement.worstPricePerHour).toBe(worst);
+    }
+  });
+
+  it('the spot price that is compared is the dearest spot zone, not the cheapest', () => {
+    const uneven: InstanceType = { ...mk('x', 0.5), offerings: [
+      { zone: 'us-east-1a', capacityType: 'on-demand', pricePerHour: 0.5, available: true },
+      { zone: 'us-east-1a', capacityType: 'spot', pricePerHour: 0.05, available: true },
+      { zone: 'us-east-1b', capacityType: 'spot', pricePerHour: 0.25, available: true },
+    ] };
+    expect(chooseReplacement([candidate('a', 0.2)], plan([uneven]), off).ok).toBe(false);
+    const choice = chooseReplacement([candidate('a', 0.3)], plan([uneven]), off);
+    expect(choice.ok && choice.replacement.worstPricePerHour).toBe(0.25);
+  });
+
   it('threshold: blocked with the figures, or allowed when savings reach it', () => {
     const blocked = chooseReplacement([candidate('a', 0.086, 'on-demand', 1, 5)], plan([mk('m7i-flex.large', 0.08)]), off);
     expect(blocked).toMatchObject({ ok: false, thresholdBlocked: true });
@@ -84,13 +109,14 @@ describe('spot-to-spot (Karpenter rules)', () => {
     ['gate off: never', off, 20, 1, false, /SpotToSpotConsolidation/],
     ['gate on, 14 cheaper types: not enough', on, 14, 1, false, /at least 15/],
     ['gate on, 20 cheaper types: sends the 15 cheapest', on, 20, 1, true, null],
-    ['gate on, two nodes: single-node only', on, 20, 2, false, /one node at a time/],
+    ['gate on, two nodes merged: allowed without the 15-type rule', on, 3, 2, true, null],
+    ['gate off, two nodes merged: never', off, 20, 2, false, /SpotToSpotConsolidation/],
   ] as const)('%s', (_name, gates, types, nodes, ok, reason) => {
     const candidates = Array.from({ length: nodes }, (_, i) => candidate(`s${i}`, 0.05, 'spot'));
     const choice = chooseReplacement(candidates, plan(manySpot(types)), gates);
     expect(choice.ok).toBe(ok);
     if (choice.ok) {
-      expect(choice.replacement.instanceTypes).toHaveLength(15);
+      expect(choice.replacement.instanceTypes).toHaveLength(Math.min(15, types));
       expect(choice.replacement.instanceTypes[0]).toBe('t00');
       expect(choice.replacement.capacityType).toBe('spot');
     } else if (reason) {

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       clusterSource: { kind: 'eks' },
       nodePoolsSource: { kind: 'kubernetes' },
       gates: { spotToSpotConsolidation: false },
+      replacementBound: { scale: 2 },
       dryRun: true,
       catalogMaxAgeMs: 12 * 3_600_000,
       leaseTtlMs: 360_000,

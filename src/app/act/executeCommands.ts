@@ -26,6 +26,7 @@ import type { StateStore } from '../../core/state/ports.ts';
 import { FINAL_COMMAND_STEPS, type DisruptionCommand } from '../../core/state/types.ts';
 import { recordAction } from '../../core/state/windows.ts';
 import { StateConflictError } from '../../core/state/errors.ts';
+import { replacementNames } from '../../core/disruption/applyDecision.ts';
 import { parseDetail } from './commandDetail.ts';
 import { CommandRunner, startCommand, type RunContext } from './commandRunner.ts';
 import {
@@ -176,18 +177,35 @@ export class ActSession {
 
     const busy = new Set(unfinished.flatMap((c) => [...c.nodes, ...(c.replacementNodeName === undefined ? [] : [c.replacementNodeName])]));
     const snapshot = new Map((result.cluster?.nodes ?? []).map((n) => [n.name, n]));
+    // Replacements of decisions not started: a later decision that planned pods onto one of them was
+    // computed on a cluster that will not exist, so it is not started either.
+    const missing = new Set<string>();
+    const skip = (index: number, why: string): void => {
+      const decision = result.plan.decisions[index]!;
+      this.skipped.push({ decision: index, nodes: decision.nodes, why });
+      for (const name of replacementNames(index + 1, decision.replacements.length)) missing.add(name);
+    };
     for (const [index, decision] of result.plan.decisions.entries()) {
+      if (decision.dryRunOnly !== undefined) {
+        skip(index, `planned only: ${decision.dryRunOnly}`);
+        continue;
+      }
+      const dependsOn = Object.values(decision.podDestinations ?? {}).find((to) => missing.has(to));
+      if (dependsOn !== undefined) {
+        skip(index, `it moves pods onto ${dependsOn}, the replacement of a decision that was not started`);
+        continue;
+      }
       const clash = decision.nodes.find((n) => busy.has(n));
       if (clash !== undefined) {
-        this.skipped.push({ decision: index, nodes: decision.nodes, why: `node ${clash} is already part of an unfinished command` });
+        skip(index, `node ${clash} is already part of an unfinished command`);
         continue;
       }
       if (this.deps.remainingMs() < this.options.marginMs) {
-        this.skipped.push({ decision: index, nodes: decision.nodes, why: 'the invocation ran out of time before starting it' });
+        skip(index, 'the invocation ran out of time before starting it');
         continue;
       }
       if (!(await this.lease.held())) {
-        this.skipped.push({ decision: index, nodes: decision.nodes, why: 'the pass lease was lost' });
+        skip(index, 'the pass lease was lost');
         continue;
       }
       try {
@@ -196,7 +214,7 @@ export class ActSession {
           planned: (name) => snapshot.get(name),
           evaluatedAt: result.plan.evaluatedAt,
         });
-        if ('skipped' in started) this.skipped.push({ decision: index, nodes: decision.nodes, why: started.skipped });
+        if ('skipped' in started) skip(index, started.skipped);
         else {
           this.runners.push(started.runner);
           this.due.push(started.runner);
@@ -204,7 +222,7 @@ export class ActSession {
           this.deps.onCommandStarted?.({ commandId: started.runner.id, decision, nodes: decision.nodes.map((n) => snapshot.get(n)) });
         }
       } catch (error) {
-        this.skipped.push({ decision: index, nodes: decision.nodes, why: `could not start: ${message(error)}` });
+        skip(index, `could not start: ${message(error)}`);
       }
     }
   }

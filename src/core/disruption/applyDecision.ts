@@ -8,7 +8,22 @@ import type { NewNodePlan } from '../scheduling/types.ts';
 import type { Proposal } from './methods/types.ts';
 
 /**
- * Removes the decision's nodes, moves their pods where the simulation put them, and adds the
+ * Names of a decision's replacements: `replacement-<decision>` for one, `replacement-<decision>.<i>` for
+ * several (an m-to-n repack), in the order of the simulation's new nodes.
+ */
+export function replacementNames(decisionNumber: number, count: number): string[] {
+  if (count === 1) return [`replacement-${decisionNumber}`];
+  return Array.from({ length: count }, (_, i) => `replacement-${decisionNumber}.${i + 1}`);
+}
+
+/** Where the simulation put a pod, with the planned new nodes (`new:<i>`) given their replacement names. */
+export function destinationName(nodeName: string, names: readonly string[]): string {
+  if (!nodeName.startsWith('new:')) return nodeName;
+  return names[Number(nodeName.slice(4))] ?? names[0]!;
+}
+
+/**
+ * Removes the decision's nodes, moves their pods where the simulation put them, and adds each
  * replacement as a Ready node of its cheapest type (what the launch is expected to produce).
  */
 export function applyProposal(
@@ -16,12 +31,12 @@ export function applyProposal(
   proposal: Proposal,
   pools: ReadonlyMap<string, NodePool>,
   nowMs: number,
-  replacementName: string,
+  names: readonly string[],
 ): { cluster: Cluster; receivingNodes: Set<string> } {
   const removed = new Set(proposal.candidates.map((c) => c.node.name));
   const destination = new Map<string, string>();
   for (const placement of proposal.simulation?.placements ?? []) {
-    destination.set(placement.pod.uid, placement.nodeName.startsWith('new:') ? replacementName : placement.nodeName);
+    destination.set(placement.pod.uid, destinationName(placement.nodeName, names));
   }
   const receivingNodes = new Set([...destination.values()]);
 
@@ -37,9 +52,10 @@ export function applyProposal(
     }
   }
 
-  const plan = proposal.simulation?.newNodes[0];
-  if (proposal.replacement && plan) {
-    const node = replacementNode(proposal.replacement, plan, pools.get(plan.nodePool), nowMs, replacementName);
+  for (const [i, replacement] of proposal.replacements.entries()) {
+    const plan = proposal.simulation?.newNodes[i];
+    if (!plan) continue;
+    const node = replacementNode(replacement, plan, pools.get(plan.nodePool), nowMs, names[i]!);
     nodes.push(node);
     pods.push(...daemonSetPodsFor(cluster, node));
   }

@@ -7,7 +7,7 @@ import { matchesSelector } from '../scheduling/labelSelector.ts';
 import { nodeDisruptionCost } from './disruptionCost.ts';
 import { doNotDisruptProtection, hasControllerOwner, isReschedulable, podKey, type DurationParser } from './pods.ts';
 import { nodePricePerHour, type PriceIndex } from './prices.ts';
-import { policyAllows } from './policy.ts';
+import { policyAllows, type MethodName } from './policy.ts';
 import { formatDuration, formatTime } from './text.ts';
 
 export interface Candidate {
@@ -19,7 +19,7 @@ export interface Candidate {
   readonly pods: readonly Pod[];
   /** Seed 003 disruption cost, base cost included. */
   readonly disruptionCost: number;
-  readonly methods: ReadonlySet<ConsolidationMethodName>;
+  readonly methods: ReadonlySet<MethodName>;
 }
 
 export interface NodeVerdict {
@@ -180,8 +180,8 @@ function evaluateNode(
     }
   }
 
-  const methods = new Set<ConsolidationMethodName>();
-  for (const method of ['emptiness', 'single-node', 'multi-node'] as const) {
+  const methods = new Set<MethodName>();
+  for (const method of ['emptiness', 'single-node', 'multi-node', 'm-to-n'] as const) {
     if (!policyAllows(pool.consolidationPolicy, method)) continue;
     if (method === 'emptiness' && pods.length > 0) continue;
     methods.add(method);

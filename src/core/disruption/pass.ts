@@ -7,24 +7,36 @@
 //   2. multi-node  - packing several nodes into at most one saves the most per command and must see the
 //                    cluster before single-node swaps use up the free room it needs (Karpenter runs it
 //                    before single-node for the same reason);
-//   3. single-node - one node at a time, cheapest to disrupt first, for whatever is left.
+//   3. single-node - one node at a time, cheapest to disrupt first, for whatever is left;
+//   4. m-to-n      - repacks (issue 11): m nodes into n > 1 new ones, splits of one node into two. Last,
+//                    so Karpenter's own moves win where they exist (a delete that saves as much as a
+//                    3-into-2 repack disrupts less), and so no later decision of the pass depends on a
+//                    repack that the actuator does not carry out (dry-run only, see plan.ts).
 // Methods are repeated while they keep finding commands; single-node sweeps each candidate once.
+// Every move that evicts pods must also pass the kube-scheduler check (schedulerCheck.ts).
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import type { Decision, RejectedMove } from '../plan.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
-import { applyProposal } from './applyDecision.ts';
+import { applyProposal, destinationName, replacementNames } from './applyDecision.ts';
 import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
 import { BudgetLedger } from './budgets.ts';
 import { byDisruptionCost, evaluateNodes, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
 import { createMultiNode } from './methods/multiNode.ts';
+import { createRepack } from './methods/repack.ts';
 import { createSingleNode } from './methods/singleNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts';
+import type { MethodName } from './policy.ts';
 import { podKey, type DurationParser } from './pods.ts';
+import { kubeSchedulerCheck } from './schedulerCheck.ts';
+import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
+
+/** Scheduler checks that rebuild the simulation (moves with replacements) per pass; see schedulerCheck.ts. */
+export const MAX_REBUILT_CHECKS_PER_PASS = 24;
 
 export interface PassInput {
   readonly cluster: Cluster;
@@ -40,13 +52,17 @@ export interface PassInput {
   /** Extra reasons a node is not a candidate (minimum lifetime, ...). */
   readonly extraReasons?: (node: Node) => readonly string[];
   /** Restrict the methods (the emptiness-TTL function runs emptiness only). */
-  readonly methods?: readonly ('emptiness' | 'single-node' | 'multi-node')[];
+  readonly methods?: readonly MethodName[];
   /** Only pools for which this returns true are acted on (the two functions split pools). */
   readonly poolFilter?: (pool: NodePool) => boolean;
   /** Node verdicts already computed for this very input (a probe pass), so they are not computed twice. */
   readonly verdicts?: readonly NodeVerdict[];
   /** Builds the scheduling simulation (default `createSimulator`); the benchmark wraps it to time it. */
   readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
+  /** How large a replacement may be (default: 2x the largest node a move removes); null: unbounded. */
+  readonly replacementBound?: ReplacementBound | null;
+  /** Check every move against kube-scheduler's least-allocated placement (default true). */
+  readonly schedulerCheck?: boolean;
 }
 
 export interface PassOutcome {
@@ -117,15 +133,19 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const balancedTotals = balancedPoolTotals(input.cluster, pools, prices);
   const rejected = new Map<string, RejectedMove>();
   const rejectMove = (move: RejectedMove) => {
-    const key = `${move.method}\u0000${move.bound}\u0000${[...move.nodes].sort().join(',')}`;
+    const key = `${move.method}\u0000${move.move ?? ''}\u0000${move.bound}\u0000${[...move.nodes].sort().join(',')}`;
     rejected.delete(key);
     rejected.set(key, move);
   };
   const decisions: Decision[] = [];
+  const movedEarlier: string[] = [];
+  let rebuiltChecks = 0;
   const disruptedBy = new Map<string, number>();
 
-  const allowed = new Set(input.methods ?? ['emptiness', 'multi-node', 'single-node']);
-  const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode()].filter((m) => allowed.has(m.name));
+  const allowed = new Set<MethodName>(input.methods ?? ['emptiness', 'multi-node', 'single-node', 'm-to-n']);
+  const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode(), createRepack()].filter((m) => allowed.has(m.name));
+  const replacementBound = input.replacementBound === undefined ? DEFAULT_REPLACEMENT_BOUND : input.replacementBound;
+  const checkScheduler = input.schedulerCheck ?? true;
 
   for (const method of methods) {
     for (;;) {
@@ -138,17 +158,34 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         candidates: open,
         note,
         examine: (names) => names.forEach((name) => examined.add(name)),
+        replacementBound,
+        schedulerCheck: (proposal) => {
+          if (!checkScheduler) return undefined;
+          // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
+          // whole cluster again): a pass pays for a bounded number of those; later such moves wait.
+          if (proposal.replacements.length > 0) {
+            if (rebuiltChecks >= MAX_REBUILT_CHECKS_PER_PASS) {
+              return `not checked against kube-scheduler's placement: this pass already checked ${MAX_REBUILT_CHECKS_PER_PASS} moves that launch nodes; looked at again next pass`;
+            }
+            rebuiltChecks += 1;
+          }
+          return kubeSchedulerCheck(
+            { cluster, nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, simulatorFactory: input.simulatorFactory, movedEarlier, current: lazySimulator },
+            proposal,
+          );
+        },
         ...(balancedTotals.size > 0 ? { balancedTotals, rejectMove } : {}),
       };
       const proposal = method.next(view);
       if (!proposal) break;
       const index = decisions.length;
-      const replacementName = `replacement-${index + 1}`;
-      decisions.push(toDecision(proposal, replacementName));
+      const names = replacementNames(index + 1, proposal.replacements.length);
+      decisions.push(toDecision(proposal, names));
       ledger.take(proposal.candidates.map((c) => c.pool.name));
       for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
 
-      const applied = applyProposal(cluster, proposal, pools, input.nowMs, replacementName);
+      const applied = applyProposal(cluster, proposal, pools, input.nowMs, names);
+      for (const c of proposal.candidates) for (const pod of c.pods) movedEarlier.push(pod.uid);
       cluster = applied.cluster;
       // Nodes that receive pods get a pod event; they are not candidates again in this pass.
       const openNames = new Set(open.map((c) => c.node.name));
@@ -163,32 +200,38 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()] };
 }
 
-function toDecision(proposal: Proposal, replacementName: string): Decision {
+function toDecision(proposal: Proposal, names: readonly string[]): Decision {
   const nodes = proposal.candidates.map((c) => c.node.name);
   const currentPricePerHour = proposal.candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
-  const replacementPricePerHour = proposal.replacement?.pricePerHour ?? 0;
+  const replacementPricePerHour = proposal.replacements.reduce((sum, r) => sum + r.pricePerHour, 0);
   const evicted = proposal.candidates.flatMap((c) => c.pods);
   const podDestinations: Record<string, string> = {};
   for (const placement of proposal.simulation?.placements ?? []) {
-    podDestinations[podKey(placement.pod)] = placement.nodeName.startsWith('new:') ? replacementName : placement.nodeName;
+    podDestinations[podKey(placement.pod)] = destinationName(placement.nodeName, names);
   }
-  const action = proposal.replacement ? 'replace' : 'delete';
+  const count = proposal.replacements.length;
+  const action = count > 0 ? 'replace' : 'delete';
   // A node of unknown price saves an unknown amount: null, never a made-up $0 (it is never replaced, so
   // this only happens for deletions).
   const priceKnown = proposal.candidates.every((c) => c.pricePerHour !== undefined);
   const savingsPerHour = priceKnown ? roundMoney(currentPricePerHour - replacementPricePerHour) : null;
+  const first = proposal.replacements[0];
   const summary =
-    action === 'replace'
-      ? `replace ${nodes.join(', ')} (${dollars(currentPricePerHour)}) with one ${proposal.replacement!.capacityType} ${proposal.replacement!.instanceTypes[0]} or similar (${dollars(replacementPricePerHour)}), moving ${evicted.length} pod(s)`
-      : proposal.method === 'emptiness'
-        ? `delete empty node(s) ${nodes.join(', ')}`
-        : `delete ${nodes.join(', ')}; ${evicted.length} pod(s) fit on other nodes`;
+    count > 1
+      ? `repack ${nodes.join(', ')} (${dollars(currentPricePerHour)}) into ${count} new nodes (${proposal.replacements
+          .map((r) => `${r.capacityType} ${r.instanceTypes[0]}`)
+          .join(' + ')} or similar, ${dollars(replacementPricePerHour)}), moving ${evicted.length} pod(s)`
+      : first
+        ? `replace ${nodes.join(', ')} (${dollars(currentPricePerHour)}) with one ${first.capacityType} ${first.instanceTypes[0]} or similar (${dollars(replacementPricePerHour)}), moving ${evicted.length} pod(s)`
+        : proposal.method === 'emptiness'
+          ? `delete empty node(s) ${nodes.join(', ')}`
+          : `delete ${nodes.join(', ')}; ${evicted.length} pod(s) fit on other nodes`;
   return {
     method: proposal.method,
     reason: proposal.reason,
     action,
     nodes,
-    replacements: proposal.replacement ? [proposal.replacement] : [],
+    replacements: proposal.replacements,
     currentPricePerHour: priceKnown ? roundMoney(currentPricePerHour) : null,
     replacementPricePerHour: roundMoney(replacementPricePerHour),
     savingsPerHour,
@@ -196,6 +239,8 @@ function toDecision(proposal: Proposal, replacementName: string): Decision {
     evictedPods: evicted.map(podKey),
     podDestinations,
     summary,
+    ...(proposal.move ? { move: proposal.move } : {}),
+    ...(count > 1 ? { dryRunOnly: `launches ${count} replacements; a command launches at most one, so this move is planned but not carried out` } : {}),
     ...(proposal.scores ? { scores: proposal.scores } : {}),
   };
 }

@@ -2,20 +2,28 @@
 import type { ConsolidationPolicy } from '../model/types.ts';
 import type { ConsolidationMethodName } from '../plan.ts';
 
-const METHODS: Record<ConsolidationPolicy, readonly ConsolidationMethodName[]> = {
-  // Only nodes with nothing to move: the emptiness-TTL behaviour.
+/**
+ * The methods of a pass: Karpenter's three, and the m-to-n repack (issue 11), which removes m nodes and
+ * launches up to n new ones (n < m, or a split of one node into two). Its decisions are reported as
+ * `multi-node` or `single-node` (CONTRACT section 5 names only those) with the extension `move: "m-to-n"`.
+ */
+export type MethodName = ConsolidationMethodName | 'm-to-n';
+
+const METHODS: Record<ConsolidationPolicy, readonly MethodName[]> = {
+  // Only nodes with nothing to move: the emptiness-TTL behaviour. Never a repack.
   WhenEmpty: ['emptiness'],
   // Karpenter v1's name for "everything".
-  WhenEmptyOrUnderutilized: ['emptiness', 'single-node', 'multi-node'],
-  // Seed 001: packing several nodes into fewer, but no one-for-one swaps.
-  WhenUnderutilized: ['emptiness', 'multi-node'],
-  // Seed 001: one-for-one deletes and swaps for a cheaper node, no packing.
+  WhenEmptyOrUnderutilized: ['emptiness', 'single-node', 'multi-node', 'm-to-n'],
+  // Seed 001: packing several nodes into fewer, but no one-for-one swaps. A repack is packing.
+  WhenUnderutilized: ['emptiness', 'multi-node', 'm-to-n'],
+  // Seed 001: one-for-one deletes and swaps for a cheaper node, no packing (so no repack either).
   WhenCheaper: ['emptiness', 'single-node'],
-  WhenUnderutilizedOrCheaper: ['emptiness', 'single-node', 'multi-node'],
-  // Karpenter v1.14: every method, but single- and multi-node moves must pass the score (balancedScore.ts).
-  Balanced: ['emptiness', 'single-node', 'multi-node'],
+  WhenUnderutilizedOrCheaper: ['emptiness', 'single-node', 'multi-node', 'm-to-n'],
+  // Karpenter v1.14: every method, but single-, multi-node and m-to-n moves must pass the score
+  // (balancedScore.ts).
+  Balanced: ['emptiness', 'single-node', 'multi-node', 'm-to-n'],
 };
 
-export function policyAllows(policy: ConsolidationPolicy, method: ConsolidationMethodName): boolean {
+export function policyAllows(policy: ConsolidationPolicy, method: MethodName): boolean {
   return METHODS[policy].includes(method);
 }

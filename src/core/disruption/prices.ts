@@ -21,13 +21,27 @@ export function nodePricePerHour(node: Node, index: PriceIndex): number | undefi
   return offering?.pricePerHour;
 }
 
-/**
- * The most a launch of this option could cost: the launch may land on any of its allowed offerings,
- * so a replacement is only "cheaper" if even its dearest allowed offering is (Karpenter compares by
- * the worst launch price for the same reason).
- */
+/** The dearest of these offerings, whatever their capacity type. */
 export function worstPricePerHour(offerings: readonly Offering[]): number {
   return offerings.reduce((max, o) => Math.max(max, o.pricePerHour), 0);
+}
+
+/** The capacity type a launch over these offerings would use: spot whenever spot is allowed. */
+export function launchCapacityType(offerings: readonly Offering[]): 'spot' | 'on-demand' {
+  return offerings.some((o) => o.capacityType === 'spot') ? 'spot' : 'on-demand';
+}
+
+/**
+ * The most a launch of this option could cost, as Karpenter judges it: the launch prefers spot when the
+ * offerings allow spot, so only offerings of the capacity type it would launch with count, and of those
+ * the dearest (it may land in any of their zones). Judging by the dearest offering of every capacity
+ * type instead would price a spot-capable type at its on-demand price and miss an on-demand -> spot swap.
+ * A replacement judged this way is pinned to that capacity type (see replacement.ts), so the launch can
+ * never fall back to a dearer one.
+ */
+export function launchPricePerHour(offerings: readonly Offering[]): number {
+  const capacityType = launchCapacityType(offerings);
+  return worstPricePerHour(offerings.filter((o) => o.capacityType === capacityType));
 }
 
 export function cheapestPricePerHour(offerings: readonly Offering[]): number {

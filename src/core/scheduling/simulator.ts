@@ -123,11 +123,13 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
 
   const placements: Placement[] = [];
   const unschedulable: UnschedulablePod[] = [];
-  const ordered = request.pods.map(shared.prepare).sort(comparePods);
+  const prepared = request.pods.map(shared.prepare);
+  const ordered = request.podOrder === 'as-given' ? prepared : prepared.sort(comparePods);
   for (const p of ordered) {
     const attempt = buildAttempt(p, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
 
-    const existing = bestExistingNode(shared, state, p, attempt);
+    const existing =
+      request.placement === 'least-allocated' ? leastAllocatedExistingNode(shared, state, p, attempt).nodeIndex : bestExistingNode(shared, state, p, attempt);
     if (existing !== undefined) {
       const node = shared.nodes[existing]!;
       state.placeOnExisting(p, node.index, node.labels);
@@ -157,7 +159,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
       if (state.newNodes.length >= maxNewNodes) {
         newNodeReason = `no further new node may be planned (at most ${maxNewNodes})`;
       } else {
-        const opened = openNewNode(shared, state, pools, p, attempt);
+        const opened = openNewNode(shared, state, pools, p, attempt, request.newNodeTypes);
         if (opened.node) {
           state.newNodes.push(opened.node);
           state.placeOnNew(p, opened.node);
@@ -286,6 +288,44 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
   return { nodeIndex: undefined, stage, closestNode };
 }
 
+/**
+ * kube-scheduler's default choice among feasible existing nodes: the one whose cpu and memory stay the
+ * least allocated after the pod (mean of the free shares; NodeResourcesFit LeastAllocated), ties by
+ * name. Every receiving node is examined, so this costs (pods) x (nodes); it only checks chosen plans.
+ */
+function leastAllocatedExistingNode(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
+  const { nodes } = shared;
+  let stage: Stage = Stage.Ok;
+  let closestNode = -1;
+  let best = -1;
+  let bestScore = Number.NEGATIVE_INFINITY;
+  for (const node of nodes) {
+    const i = node.index;
+    if (state.excluded[i] || !node.receives) continue;
+    const delta = state.deltas.get(i);
+    const verdict = checkExisting(node, delta, p, attempt);
+    if (verdict !== Stage.Ok) {
+      if (verdict > stage) {
+        stage = verdict;
+        closestNode = i;
+      }
+      continue;
+    }
+    const cpuAllocatable = node.node.allocatable['cpu'] ?? 0;
+    const memoryAllocatable = node.node.allocatable['memory'] ?? 0;
+    const freeCpu = node.freeCpu + (delta?.cpu ?? 0) - p.cpu;
+    const freeMemory = node.freeMemory + (delta?.memory ?? 0) - p.memory;
+    const score = ((cpuAllocatable > 0 ? freeCpu / cpuAllocatable : 0) + (memoryAllocatable > 0 ? freeMemory / memoryAllocatable : 0)) / 2;
+    if (score > bestScore + 1e-12 || (Math.abs(score - bestScore) <= 1e-12 && compare(node.name, nodes[best]!.name) < 0)) {
+      best = i;
+      bestScore = score;
+    }
+  }
+  if (best >= 0) return { nodeIndex: best, stage: Stage.Ok, closestNode: -1 };
+  if (closestNode < 0) closestNode = nodes.findIndex((n) => !state.excluded[n.index] && n.receives);
+  return { nodeIndex: undefined, stage: stage === Stage.Ok ? Stage.Resources : stage, closestNode };
+}
+
 /** The checks of one existing node, cheapest first. */
 function checkExisting(node: ExistingNode, delta: NodeDelta | undefined, p: PreparedPod, attempt: TopologyAttempt | undefined): Stage {
   if (delta === undefined) {
@@ -390,6 +430,7 @@ function openNewNode(
   pools: readonly PoolInfo[],
   p: PreparedPod,
   attempt: TopologyAttempt | undefined,
+  typeFilter: SimulationRequest['newNodeTypes'],
 ): { node?: NewNode; reason: string } {
   if (pools.length === 0) return { reason: 'no NodePool may launch new nodes' };
   const failures: { stage: Stage; reason: string }[] = [];
@@ -402,6 +443,7 @@ function openNewNode(
     const options: NodeOption[] = [];
     const overLimit: NodeOption[] = [];
     for (const poolType of pool.types) {
+      if (typeFilter && !typeFilter(poolType.info.type, poolType.offerings)) continue;
       const option = { poolType, offerings: poolType.offerings };
       if (!remaining || withinLimits(poolType.info.type.capacity, remaining)) options.push(option);
       else overLimit.push(option);

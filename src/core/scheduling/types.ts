@@ -31,6 +31,16 @@ export interface SimulationRequest {
    * need a yes/no save the cost of placing the rest, which dominates when large sets are tried.
    */
   readonly stopAtFirstFailure?: boolean;
+  /**
+   * Which existing node a pod goes to among those it fits: `best-fit` (default) packs tightly, as
+   * Karpenter's simulation does; `least-allocated` follows kube-scheduler's default scoring (the node
+   * left with the largest share of cpu and memory free), to check a plan against the real scheduler.
+   */
+  readonly placement?: 'best-fit' | 'least-allocated';
+  /** Order pods are placed in: largest first (default), or as given (a scheduler queue's order). */
+  readonly podOrder?: 'largest-first' | 'as-given';
+  /** Instance types a new node may be (default: all the pools allow); e.g. a size or price cap. */
+  readonly newNodeTypes?: (type: InstanceType, offerings: readonly Offering[]) => boolean;
 }
 
 /** One instance type a new node could be, with the offerings (zone x capacity type) still allowed. */

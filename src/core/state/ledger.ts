@@ -100,7 +100,8 @@ export function ledgerEntryFor(input: {
     nodes: input.cluster.nodes.length,
     pods: workload.length,
     pendingPods: workload.filter((p) => p.nodeName === undefined && !p.terminating).length,
-    decisions: input.plan.decisions.map((d) => ({
+    // Planned-only decisions (dryRunOnly: an m-to-n repack launching several nodes) are never carried out.
+    decisions: input.plan.decisions.filter((d) => d.dryRunOnly === undefined).map((d) => ({
       method: d.method,
       action: d.action,
       nodes: d.nodes,

@@ -41,6 +41,7 @@ export const emptiness: ConsolidationMethod = {
       method: 'emptiness',
       reason: 'Empty',
       candidates: chosen,
+      replacements: [],
       savingsPerHour: chosen.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0),
     };
   },

@@ -1,23 +1,36 @@
-// The question single-node and multi-node consolidation share: if these nodes went away, could their
-// pods run on the rest of the cluster plus at most one new, cheaper node, and would it pay?
-// (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold; Karpenter v1.14's Balanced score.)
+// The question every moving method shares: if these nodes went away, could their pods run on the rest
+// of the cluster plus at most N new, cheaper nodes, and would it pay? Single-node and multi-node ask it
+// with N = 1 (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold); the m-to-n repack
+// asks it with N > 1. Every replacement is bounded in size (sizeBound.ts), and a move out of a Balanced
+// pool must pass Karpenter v1.14's Balanced score (balancedScore.ts), the repack's moves included.
 import { describeScore, roundScore, scoreMove } from '../balancedScore.ts';
 import type { ConsolidationScore } from '../../plan.ts';
 import type { Candidate } from '../candidates.ts';
 import { placeablePendingPods } from '../pendingPods.ts';
 import { podKey } from '../pods.ts';
-import { chooseReplacement } from '../replacement.ts';
+import { chooseReplacements } from '../replacement.ts';
 import { checkSavings } from '../savingsThreshold.ts';
+import { bothFilters, boundedTypes, describeBound, type TypeFilter } from '../sizeBound.ts';
 import type { PassView, Proposal } from './types.ts';
 
 export type RemovalVerdict =
   | { readonly ok: true; readonly proposal: Proposal }
   | { readonly ok: false; readonly reason: string; readonly thresholdBlocked?: boolean; readonly scoreBlocked?: boolean };
 
+export interface RemovalOptions {
+  /** At most this many new nodes (default 1). */
+  readonly maxNewNodes?: number;
+  /** A further restriction on the new nodes' types (the split's price cap). */
+  readonly newNodeTypes?: TypeFilter;
+  /** Set by the m-to-n repack, so a move its Balanced score refuses is reported as one. */
+  readonly move?: 'm-to-n';
+}
+
 export function evaluateRemoval(
   view: PassView,
   candidates: readonly Candidate[],
-  method: 'single-node' | 'multi-node',
+  method: Proposal['method'],
+  options: RemovalOptions = {},
 ): RemovalVerdict {
   view.examine(candidates.map((c) => c.node.name));
   const pods = candidates.flatMap((c) => c.pods);
@@ -26,17 +39,21 @@ export function evaluateRemoval(
   // Balanced: an outright delete is the best any move of these nodes can score (a replacement only
   // costs money), so when even that fails there is nothing to simulate (Karpenter skips such
   // candidates the same way).
-  const bound = balancedGate(view, candidates, method, currentPricePerHour, undefined);
+  const bound = balancedGate(view, candidates, method, currentPricePerHour, undefined, options.move);
   if (bound.refusal) return bound.refusal;
+  const bounded = boundedTypes(candidates, view.replacementBound);
+  const newNodeTypes = bothFilters(bounded, options.newNodeTypes);
+  // A node of unknown price is never replaced: only existing capacity may take its pods.
+  const maxNewNodes = pricesKnown ? (options.maxNewNodes ?? 1) : 0;
   // Pending pods that have a place now must keep one (pendingPods.ts).
   const pending = placeablePendingPods(view.cluster, view.simulator);
   const pendingUids = new Set(pending.map((p) => p.uid));
   const full = view.simulator.simulate({
     excludedNodes: new Set(candidates.map((c) => c.node.name)),
     pods: pending.length > 0 ? [...pods, ...pending] : pods,
-    // A node of unknown price is never replaced: only existing capacity may take its pods.
-    maxNewNodes: pricesKnown ? 1 : 0,
+    maxNewNodes,
     stopAtFirstFailure: true,
+    newNodeTypes,
   });
   if (!full.allScheduled) {
     const first = full.unschedulable[0]!;
@@ -46,13 +63,14 @@ export function evaluateRemoval(
     // Pods are placed largest first, so a candidate's pod may be the one left over when pending pods
     // took the room: say that it is the pending pods' room, when without them the move would fit.
     if (pending.length > 0) {
-      const alone = view.simulator.simulate({ excludedNodes: new Set(candidates.map((c) => c.node.name)), pods, maxNewNodes: pricesKnown ? 1 : 0, stopAtFirstFailure: true });
+      const alone = view.simulator.simulate({ excludedNodes: new Set(candidates.map((c) => c.node.name)), pods, maxNewNodes, stopAtFirstFailure: true, newNodeTypes });
       if (alone.allScheduled) {
         const names = pending.slice(0, 3).map(podKey).join(', ');
         return { ok: false, reason: `its pods fit elsewhere only in the room that pending pod(s) ${names}${pending.length > 3 ? ', ...' : ''} need, which would leave a pending pod with nowhere to run` };
       }
     }
-    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}` };
+    const sizeNote = bounded && view.replacementBound ? ` (a replacement may be ${describeBound(view.replacementBound)})` : '';
+    return { ok: false, reason: `its pods cannot all run elsewhere: pod ${podKey(first.pod)}: ${first.reason}${sizeNote}` };
   }
   // The decision moves only the candidates' pods; pending pods are bound by the scheduler later.
   const simulation = pending.length > 0 ? { ...full, placements: full.placements.filter((p) => !pendingUids.has(p.pod.uid)) } : full;
@@ -62,25 +80,32 @@ export function evaluateRemoval(
       const verdict = checkSavings(candidates, currentPricePerHour);
       if (!verdict.ok) return { ok: false, reason: verdict.reason!, thresholdBlocked: true };
     }
-    return scored(view, { method, reason: 'Underutilized', candidates, simulation, savingsPerHour: currentPricePerHour });
+    return scored(view, { method, reason: 'Underutilized', candidates, simulation, replacements: [], savingsPerHour: currentPricePerHour }, options.move);
   }
 
-  const choice = chooseReplacement(candidates, simulation.newNodes[0]!, view.gates, { sameTypeGuard: method === 'multi-node' });
+  const choice = chooseReplacements(candidates, simulation.newNodes, view.gates);
   if (!choice.ok) return { ok: false, reason: choice.reason, thresholdBlocked: choice.thresholdBlocked };
-  return scored(view, {
-    method,
-    reason: 'Underutilized',
-    candidates,
-    simulation,
-    replacement: choice.replacement,
-    savingsPerHour: currentPricePerHour - choice.replacement.pricePerHour,
-  });
+  return scored(
+    view,
+    {
+      method,
+      reason: 'Underutilized',
+      candidates,
+      simulation,
+      replacements: choice.replacements,
+      savingsPerHour: currentPricePerHour - choice.replacements.reduce((sum, r) => sum + r.pricePerHour, 0),
+    },
+    options.move,
+  );
 }
 
 /** The move as found, with its Balanced scores attached, or refused by them. */
-function scored(view: PassView, proposal: Proposal): RemovalVerdict {
-  const action = proposal.replacement ? 'replace' : 'delete';
-  const gate = balancedGate(view, proposal.candidates, proposal.method as 'single-node' | 'multi-node', proposal.savingsPerHour, action);
+function scored(view: PassView, proposal: Proposal, move: 'm-to-n' | undefined): RemovalVerdict {
+  // The repack keeps only moves that launch two or more nodes; one with fewer is single-node's or
+  // multi-node's, which ran first and scored it (and reported a refusal) already.
+  if (move && proposal.replacements.length < 2) return { ok: true, proposal };
+  const action = proposal.replacements.length > 0 ? 'replace' : 'delete';
+  const gate = balancedGate(view, proposal.candidates, proposal.method, proposal.savingsPerHour, action, move);
   if (gate.refusal) return gate.refusal;
   return { ok: true, proposal: gate.scores ? { ...proposal, scores: gate.scores } : proposal };
 }
@@ -93,17 +118,22 @@ function scored(view: PassView, proposal: Proposal): RemovalVerdict {
 function balancedGate(
   view: PassView,
   candidates: readonly Candidate[],
-  method: 'single-node' | 'multi-node',
+  method: Proposal['method'],
   savingsPerHour: number,
   action: 'delete' | 'replace' | undefined,
+  repack: 'm-to-n' | undefined,
 ): { readonly refusal?: RemovalVerdict; readonly scores?: readonly ConsolidationScore[] } {
   if (!view.balancedTotals) return {};
   const move = scoreMove(candidates, savingsPerHour, view.balancedTotals);
   if (move.scores.length === 0) return {};
   const scores = move.scores.map(roundScore);
   if (move.approved) return { scores };
-  view.rejectMove?.({
+  // The best case of a repack's nodes is the bound single-node and multi-node already met for them (the
+  // same candidates, the same pass totals): refused, but not reported a second time.
+  const report = !(repack && action === undefined);
+  if (report) view.rejectMove?.({
     method,
+    ...(repack ? { move: repack } : {}),
     nodes: candidates.map((c) => c.node.name),
     ...(action ? { action } : {}),
     savingsPerHour: Math.round(savingsPerHour * 1e6) / 1e6,

@@ -19,7 +19,7 @@ type Ordering = (a: Candidate, b: Candidate) => number;
 const byName = (a: Candidate, b: Candidate) => a.node.name.localeCompare(b.node.name);
 const requestedCpuMillis = (c: Candidate) => c.pods.reduce((sum, p) => sum + (p.requests['cpu'] ?? 0), 0);
 
-const ORDERINGS: readonly Ordering[] = [
+export const ORDERINGS: readonly Ordering[] = [
   (a, b) => a.disruptionCost - b.disruptionCost || byName(a, b),
   (a, b) => (b.pricePerHour ?? 0) / b.disruptionCost - (a.pricePerHour ?? 0) / a.disruptionCost || byName(a, b),
   (a, b) =>
@@ -28,7 +28,7 @@ const ORDERINGS: readonly Ordering[] = [
 ];
 
 /** Candidates in order, keeping per pool only as many as its Underutilized budget still allows. */
-function withinBudget(view: PassView, ordered: readonly Candidate[]): Candidate[] {
+export function withinBudget(view: PassView, ordered: readonly Candidate[]): Candidate[] {
   const taken = new Map<string, number>();
   const out: Candidate[] = [];
   for (const c of ordered) {
@@ -57,7 +57,7 @@ export function prefixSizes(count: number): number[] {
  * The best feasible prefix of `ordered`: every size of `prefixSizes` is tried, then the gap above the
  * largest feasible size is narrowed by binary search, since a few more nodes may still fit.
  */
-function bestPrefix(view: PassView, ordered: readonly Candidate[], seen: Map<string, Proposal | null>): Proposal | undefined {
+function bestPrefix(view: PassView, ordered: readonly Candidate[], seen: Map<string, Proposal | null>, found: Proposal[]): Proposal | undefined {
   const tryPrefix = (size: number): Proposal | null => {
     const prefix = ordered.slice(0, size);
     const key = prefix.map((c) => c.node.name).sort().join(',');
@@ -76,6 +76,7 @@ function bestPrefix(view: PassView, ordered: readonly Candidate[], seen: Map<str
     const proposal = tryPrefix(size);
     if (!proposal) continue;
     largestOk = size;
+    found.push(proposal);
     if (better(proposal, best)) best = proposal;
   }
   if (largestOk > 0) {
@@ -85,6 +86,7 @@ function bestPrefix(view: PassView, ordered: readonly Candidate[], seen: Map<str
       const mid = Math.floor((lo + hi) / 2);
       const proposal = tryPrefix(mid);
       if (proposal) {
+        found.push(proposal);
         if (better(proposal, best)) best = proposal;
         lo = mid + 1;
       } else {
@@ -95,7 +97,7 @@ function bestPrefix(view: PassView, ordered: readonly Candidate[], seen: Map<str
   return best;
 }
 
-function better(a: Proposal, b: Proposal | undefined): boolean {
+export function better(a: Proposal, b: Proposal | undefined): boolean {
   if (!b) return true;
   if (Math.abs(a.savingsPerHour - b.savingsPerHour) > 1e-9) return a.savingsPerHour > b.savingsPerHour;
   const cost = (p: Proposal) => p.candidates.reduce((s, c) => s + c.disruptionCost, 0);
@@ -109,20 +111,38 @@ export function createMultiNode(): ConsolidationMethod {
       const eligible = view.candidates.filter((c) => c.methods.has('multi-node') && c.pods.length > 0);
       if (eligible.length < 2) return undefined;
       const seen = new Map<string, Proposal | null>();
-      let best: Proposal | undefined;
+      const found: Proposal[] = [];
       let tried = false;
       for (const ordering of ORDERINGS) {
         const ordered = withinBudget(view, [...eligible].sort(ordering));
         if (ordered.length < 2) continue;
         tried = true;
-        const found = bestPrefix(view, ordered, seen);
-        if (found && better(found, best)) best = found;
+        bestPrefix(view, ordered, seen, found);
       }
       // Budgets that round down to one node (10% of 10 or fewer) leave a merge no room; say so.
       if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name));
-      return best;
+      return firstAccepted(view, found);
     },
   };
+}
+
+/**
+ * The best of the found proposals that also survives kube-scheduler's placement (PassView.schedulerCheck);
+ * a rejected one is noted on its nodes and the next best is tried.
+ */
+const MAX_SCHEDULER_TRIES = 6;
+
+export function firstAccepted(view: PassView, found: readonly Proposal[]): Proposal | undefined {
+  const unique = new Map<string, Proposal>();
+  for (const p of found) unique.set(p.candidates.map((c) => c.node.name).sort().join(','), p);
+  const ranked = [...unique.values()].sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
+  // Each check builds a simulation of the whole cluster: a few tries, then the method gives up this round.
+  for (const proposal of ranked.slice(0, MAX_SCHEDULER_TRIES)) {
+    const rejected = view.schedulerCheck(proposal);
+    if (rejected === undefined) return proposal;
+    for (const c of proposal.candidates) view.note(c.node.name, rejected);
+  }
+  return undefined;
 }
 
 function budgetTooSmallForMerge(view: PassView, pool: string): string {

@@ -22,8 +22,13 @@ export function createSingleNode(): ConsolidationMethod {
         }
         tried.add(candidate.node.name);
         const verdict = evaluateRemoval(view, [candidate], 'single-node');
-        if (verdict.ok) return verdict.proposal;
-        view.note(candidate.node.name, verdict.reason);
+        if (!verdict.ok) {
+          view.note(candidate.node.name, verdict.reason);
+          continue;
+        }
+        const rejected = view.schedulerCheck(verdict.proposal);
+        if (rejected === undefined) return verdict.proposal;
+        view.note(candidate.node.name, rejected);
       }
       return undefined;
     },

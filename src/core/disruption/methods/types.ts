@@ -7,6 +7,8 @@ import type { PoolTotals } from '../balancedScore.ts';
 import type { SimulationResult, Simulator } from '../../scheduling/types.ts';
 import type { BudgetLedger } from '../budgets.ts';
 import type { Candidate } from '../candidates.ts';
+import type { MethodName } from '../policy.ts';
+import type { ReplacementBound } from '../sizeBound.ts';
 
 /** A command decided but not yet taken into the plan. */
 export interface Proposal {
@@ -15,8 +17,11 @@ export interface Proposal {
   readonly candidates: readonly Candidate[];
   /** Absent for emptiness: nothing moves. */
   readonly simulation?: SimulationResult;
-  readonly replacement?: PlannedReplacement;
+  /** One per new node, in the order of `simulation.newNodes`; empty for a delete. */
+  readonly replacements: readonly PlannedReplacement[];
   readonly savingsPerHour: number;
+  /** Set by the m-to-n repack, so the plan can tell its moves apart from Karpenter's. */
+  readonly move?: 'm-to-n';
   /** The Balanced scores that approved it, when a source pool is Balanced. */
   readonly scores?: readonly ConsolidationScore[];
 }
@@ -34,6 +39,13 @@ export interface PassView {
   note(nodeName: string, reason: string): void;
   /** Records that these candidates were weighed on their merits (not merely skipped for budget). */
   examine(nodeNames: readonly string[]): void;
+  /** How large a replacement may be (null: unbounded). */
+  readonly replacementBound: ReplacementBound | null;
+  /**
+   * The last check before a method returns a proposal: would the moved pods also find room when
+   * kube-scheduler places them its own way? Undefined when it holds, else the reason it does not.
+   */
+  schedulerCheck(proposal: Proposal): string | undefined;
   /** Totals of the `Balanced` pools at the start of the pass; absent when no pool is Balanced. */
   readonly balancedTotals?: ReadonlyMap<string, PoolTotals>;
   /** Records a move a Balanced score refused (for the plan, metrics and events). */
@@ -41,7 +53,7 @@ export interface PassView {
 }
 
 export interface ConsolidationMethod {
-  readonly name: ConsolidationMethodName;
+  readonly name: MethodName;
   /** The next command worth taking, or undefined when this method has nothing more to offer. */
   next(view: PassView): Proposal | undefined;
 }

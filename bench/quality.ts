@@ -1,0 +1,334 @@
+// `npm run bench:quality` (issue 11): how good are the decisions? Generated clusters (100 and 500 nodes,
+// 30-50% of cpu requested) are planned pass after pass until nothing more is decided; after each pass
+// its decisions are carried out here (nodes removed, replacements added as their cheapest type) and the
+// evicted pods are bound again the way kube-scheduler does it (least allocated node first, in eviction
+// order), with pods that find no node left Pending and tried again after every later pass. Printed per
+// run: start and end cost, the LP lower bound of the start cluster (no plan can end below it), the
+// ratio, pods Pending at the end, evictions, passes, and how much of the saving came from moves the
+// actuator only plans (more than one replacement).
+//
+// Modes:
+//   karpenter  - Karpenter's methods only (emptiness, multi-node, single-node), no replacement size
+//                bound, no kube-scheduler check: how the project decided before issue 11;
+//   issue-11   - everything: m-to-n repacks, size bound, kube-scheduler check, Karpenter's launch prices;
+//   acting     - issue-11 as the Lambda acts today: planned-only (multi-replacement) moves are skipped.
+//
+// Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted.
+import { runConsolidationPass, type PassInput } from '../src/core/disruption/pass.ts';
+import { clusterLowerBound } from '../src/core/efficiency/lowerBound.ts';
+import { goDurationOrNull } from '../src/core/input/duration.ts';
+import type { Catalog, Cluster, DaemonSet, InstanceType, Node, NodePool, Pod } from '../src/core/model/types.ts';
+import type { Decision } from '../src/core/plan.ts';
+import { createSimulator } from '../src/core/scheduling/simulator.ts';
+import { mulberry32 } from './generate.ts';
+
+const Mi = 1024 ** 2;
+const T0 = Date.parse('2026-11-21T12:00:00Z');
+const HOUR = 3_600_000;
+const ZONES = ['us-east-1a', 'us-east-1b', 'us-east-1c'];
+
+// Allocatable as in the bundled catalog, us-east-1 on-demand prices.
+const TYPES: readonly { name: string; cpu: number; memMi: number; pods: number; price: number; weight: number }[] = [
+  { name: 'm5.large', cpu: 1930, memMi: 6903, pods: 29, price: 0.096, weight: 1 },
+  { name: 'm5.xlarge', cpu: 3920, memMi: 14162, pods: 58, price: 0.192, weight: 3 },
+  { name: 'm5.2xlarge', cpu: 7910, memMi: 29317, pods: 58, price: 0.384, weight: 3 },
+  { name: 'm5.4xlarge', cpu: 15890, memMi: 57691, pods: 234, price: 0.768, weight: 1 },
+  { name: 'c6i.large', cpu: 1930, memMi: 3114, pods: 29, price: 0.085, weight: 1 },
+  { name: 'c6i.xlarge', cpu: 3920, memMi: 6584, pods: 58, price: 0.17, weight: 2 },
+  { name: 'c6i.2xlarge', cpu: 7910, memMi: 14162, pods: 58, price: 0.34, weight: 2 },
+  { name: 'c6i.4xlarge', cpu: 15890, memMi: 27381, pods: 234, price: 0.68, weight: 1 },
+  { name: 'r6i.large', cpu: 1930, memMi: 14481, pods: 29, price: 0.126, weight: 1 },
+  { name: 'r6i.xlarge', cpu: 3920, memMi: 29317, pods: 58, price: 0.252, weight: 2 },
+  { name: 'r6i.2xlarge', cpu: 7910, memMi: 59627, pods: 58, price: 0.504, weight: 1 },
+];
+const SIZES: readonly (readonly [number, number])[] = [[50, 64], [100, 128], [250, 320], [400, 512], [600, 768], [900, 1152], [1300, 1664]];
+
+const catalog: Catalog = {
+  region: 'us-east-1',
+  instanceTypes: TYPES.map((t): InstanceType => ({
+    name: t.name,
+    capacity: { cpu: t.cpu, memory: t.memMi * Mi, pods: t.pods },
+    allocatable: { cpu: t.cpu, memory: t.memMi * Mi, pods: t.pods },
+    labels: { 'node.kubernetes.io/instance-type': t.name, 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+    offerings: ZONES.map((zone) => ({ zone, capacityType: 'on-demand' as const, pricePerHour: t.price, available: true })),
+  })),
+};
+const typeByName = new Map(catalog.instanceTypes.map((t) => [t.name, t]));
+
+const daemonSet: DaemonSet = {
+  namespace: 'kube-system',
+  name: 'node-agent',
+  template: {
+    labels: { app: 'node-agent' },
+    requests: { cpu: 100, memory: 128 * Mi },
+    nodeSelector: {},
+    requiredNodeAffinity: [],
+    tolerations: [{ operator: 'Exists' }],
+    podAffinity: [],
+    podAntiAffinity: [],
+    topologySpread: [],
+    hostPorts: [],
+  },
+};
+
+function makeNode(name: string, typeName: string, zone: string, createdAt: number): Node {
+  const type = typeByName.get(typeName)!;
+  return {
+    name,
+    labels: {
+      'kubernetes.io/hostname': name,
+      'topology.kubernetes.io/zone': zone,
+      'node.kubernetes.io/instance-type': typeName,
+      'karpenter.sh/capacity-type': 'on-demand',
+      'karpenter.sh/nodepool': 'default',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/os': 'linux',
+    },
+    annotations: {},
+    createdAt,
+    taints: [],
+    unschedulable: false,
+    providerId: `aws:///${zone}/i-${name}`,
+    instanceId: `i-${name}`,
+    allocatable: type.allocatable,
+    capacity: type.capacity,
+    ready: true,
+    readySince: createdAt,
+    deleting: false,
+    zone,
+    instanceType: typeName,
+    capacityType: 'on-demand',
+    nodePool: 'default',
+  };
+}
+
+function basePod(uid: string, namespace: string, name: string, nodeName: string | undefined, cpu: number, memMi: number, owner: { kind: string; name: string }): Pod {
+  return {
+    uid,
+    namespace,
+    name,
+    labels: { app: owner.name },
+    annotations: {},
+    ownerReferences: [{ ...owner, controller: true }],
+    ...(nodeName === undefined ? {} : { nodeName }),
+    phase: nodeName === undefined ? 'Pending' : 'Running',
+    priority: 0,
+    createdAt: T0 - 3 * HOUR,
+    startedAt: T0 - 3 * HOUR,
+    terminating: false,
+    isDaemonSetPod: owner.kind === 'DaemonSet',
+    isMirrorPod: false,
+    requests: { cpu, memory: memMi * Mi },
+    nodeSelector: {},
+    requiredNodeAffinity: [],
+    tolerations: owner.kind === 'DaemonSet' ? [{ operator: 'Exists' }] : [],
+    podAffinity: [],
+    podAntiAffinity: [],
+    topologySpread: [],
+    hostPorts: [],
+  };
+}
+
+const dsPod = (nodeName: string): Pod => basePod(`ds-${nodeName}`, 'kube-system', `node-agent-${nodeName}`, nodeName, 100, 128, { kind: 'DaemonSet', name: 'node-agent' });
+
+/** N nodes of assorted types, each with pods until 30-50% of its cpu is requested. */
+function generate(nodeCount: number, seed: number): Cluster {
+  const rand = mulberry32(seed);
+  const total = TYPES.reduce((s, t) => s + t.weight, 0);
+  const pickType = () => {
+    let r = rand() * total;
+    for (const t of TYPES) if ((r -= t.weight) < 0) return t;
+    return TYPES[TYPES.length - 1]!;
+  };
+  const nodes: Node[] = [];
+  const pods: Pod[] = [];
+  let podCounter = 0;
+  for (let i = 0; i < nodeCount; i++) {
+    const t = pickType();
+    const name = `n${String(i).padStart(4, '0')}`;
+    nodes.push(makeNode(name, t.name, ZONES[i % 3]!, T0 - 48 * HOUR));
+    pods.push(dsPod(name));
+    const target = (0.3 + rand() * 0.2) * t.cpu;
+    let cpu = 100;
+    let mem = 128;
+    let count = 1;
+    for (let tries = 0; tries < 50 && cpu < target; tries++) {
+      const [c, m] = SIZES[Math.floor(rand() * SIZES.length)]!;
+      if (cpu + c > target + 100 || mem + m > t.memMi * 0.9 || count + 1 > t.pods) continue;
+      const workload = `app-${Math.floor(rand() * 40)}`;
+      const n = ++podCounter;
+      pods.push(basePod(`p${n}`, 'default', `${workload}-${n}`, name, c, m, { kind: 'ReplicaSet', name: workload }));
+      cpu += c;
+      mem += m;
+      count += 1;
+    }
+  }
+  return { nodes, pods, pdbs: [], daemonSets: [daemonSet], workloads: [], namespaces: [] };
+}
+
+const pool = (budgetPercent: number): NodePool => ({
+  name: 'default',
+  weight: 0,
+  templateLabels: {},
+  templateTaints: [],
+  requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+  expireAfterMs: null,
+  consolidationPolicy: 'WhenEmptyOrUnderutilized',
+  consolidateAfterMs: 0,
+  consolidationGracePeriodMs: null,
+  savingsThresholdCents: 0,
+  budgets: [{ nodes: { percent: budgetPercent } }],
+  limits: {},
+});
+
+const cost = (c: Cluster) => c.nodes.reduce((s, n) => s + (typeByName.get(n.instanceType!)!.offerings[0]!.pricePerHour), 0);
+
+/** Binds pods the way kube-scheduler would (least allocated first, in the order given); the rest stay Pending. */
+function bindLeastAllocated(cluster: Cluster, pods: readonly Pod[], pools: readonly NodePool[]): Cluster {
+  if (pods.length === 0) return cluster;
+  const moving = new Set(pods.map((p) => p.uid));
+  const rest = { ...cluster, pods: cluster.pods.filter((p) => !moving.has(p.uid)) };
+  const unbound = pods.map(({ nodeName: _n, ...p }) => ({ ...p, phase: 'Pending' as const }));
+  const result = createSimulator({ cluster: rest, nodePools: pools, catalog }).simulate({
+    excludedNodes: new Set(),
+    pods: unbound,
+    maxNewNodes: 0,
+    placement: 'least-allocated',
+    podOrder: 'as-given',
+  });
+  const placed = new Map(result.placements.map((p) => [p.pod.uid, p.nodeName]));
+  const bound = unbound.map((p) => (placed.has(p.uid) ? { ...p, nodeName: placed.get(p.uid)!, phase: 'Running' as const } : p));
+  return { ...rest, pods: [...rest.pods, ...bound] };
+}
+
+/**
+ * Carries out a pass's decisions as the actuator does: every decided node is tainted first (no pod is
+ * scheduled onto it any more), then decision by decision its replacements come as their cheapest type,
+ * its nodes go, and its evicted pods (in the plan's eviction order, then any others found there) are
+ * bound again before the next decision; pods Pending from before are tried again at the end.
+ */
+function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: number, pools: readonly NodePool[], nowMs: number): { cluster: Cluster; evicted: number } {
+  let evicted = 0;
+  const tainted = new Set(decisions.flatMap((d) => d.nodes));
+  cluster = { ...cluster, nodes: cluster.nodes.map((n) => (tainted.has(n.name) ? { ...n, unschedulable: true } : n)) };
+  decisions.forEach((d, i) => {
+    const removed = new Set(d.nodes);
+    const added = d.replacements.map((r, k) => {
+      const cheapest = [...r.instanceTypes].sort((a, b) => typeByName.get(a)!.offerings[0]!.pricePerHour - typeByName.get(b)!.offerings[0]!.pricePerHour)[0]!;
+      return makeNode(`r${passNumber}-${i + 1}-${k + 1}`, cheapest, r.zones[0] ?? ZONES[0]!, nowMs);
+    });
+    const onNodes = cluster.pods.filter((p) => p.nodeName !== undefined && removed.has(p.nodeName) && !p.isDaemonSetPod);
+    const rank = new Map(d.evictedPods.map((key, k) => [key, k]));
+    const evictedPods = [...onNodes].sort((a, b) => (rank.get(`${a.namespace}/${a.name}`) ?? 1e9) - (rank.get(`${b.namespace}/${b.name}`) ?? 1e9));
+    evicted += evictedPods.length;
+    const kept = cluster.pods.filter((p) => !(p.nodeName !== undefined && removed.has(p.nodeName)));
+    cluster = {
+      ...cluster,
+      nodes: [...cluster.nodes.filter((n) => !removed.has(n.name)), ...added],
+      pods: [...kept, ...added.map((n) => dsPod(n.name)), ...evictedPods],
+    };
+    cluster = bindLeastAllocated(cluster, evictedPods, pools);
+  });
+  return { cluster: bindLeastAllocated(cluster, cluster.pods.filter((p) => p.nodeName === undefined), pools), evicted };
+}
+
+type Mode = 'karpenter' | 'issue-11' | 'acting';
+
+function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
+  let cluster = generate(nodes, seed);
+  const pools = [pool(budgetPercent)];
+  const options: Partial<PassInput> =
+    mode === 'karpenter' ? { methods: ['emptiness', 'multi-node', 'single-node'], replacementBound: null, schedulerCheck: false } : {};
+  const base = { nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, ...options };
+  const startCost = cost(cluster);
+  const first = runConsolidationPass({ ...base, cluster, nowMs: T0, methods: [] });
+  const bound = clusterLowerBound({ cluster, nodePools: pools, catalog, verdicts: first.verdicts }).lowerBoundPerHour!;
+  let evictions = 0;
+  let passes = 0;
+  let plannedOnly = 0;
+  let firstPassEnd = startCost;
+  const started = performance.now();
+  for (let pass = 1; pass <= Number(process.env["QUALITY_MAX_PASSES"] ?? 40); pass++) {
+    const nowMs = T0 + pass * HOUR;
+    const passStarted = performance.now();
+    const outcome = runConsolidationPass({ ...base, cluster, nowMs });
+    const passSeconds = (performance.now() - passStarted) / 1000;
+    const planned = outcome.decisions.filter((d) => d.dryRunOnly !== undefined);
+    const acted = mode === 'acting' ? outcome.decisions.filter((d) => d.dryRunOnly === undefined) : outcome.decisions;
+    if (pass === 1) firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+    if (mode !== 'acting') plannedOnly += planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+    if (acted.length === 0) break;
+    passes = pass;
+    const done = carryOut(cluster, acted, pass, pools, nowMs);
+    cluster = done.cluster;
+    evictions += done.evicted;
+    if (process.env['QUALITY_DEBUG']) {
+      const pendingNow = cluster.pods.filter((p) => p.nodeName === undefined).length;
+      console.error(`pass ${pass}: ${acted.length} decisions (${acted.map((d) => `${d.method}${d.move ? '/m-to-n' : ''}:${d.action}:${d.nodes.length}->${d.replacements.length}`).join(' ')}), pending ${pendingNow}, ${passSeconds.toFixed(2)} s`);
+    }
+  }
+  const endCost = cost(cluster);
+  if (process.env['QUALITY_DEBUG']) {
+    const sum = (c: Cluster, f: (p: Pod) => number) => c.pods.filter((p) => !p.isDaemonSetPod).reduce((s, p) => s + f(p), 0);
+    const start = generate(nodes, seed);
+    console.error(`pods ${sum(start, () => 1)} -> ${sum(cluster, () => 1)}, cpu ${sum(start, (p) => p.requests['cpu']!)} -> ${sum(cluster, (p) => p.requests['cpu']!)}, nodes ${start.nodes.length} -> ${cluster.nodes.length}; end bound ${clusterLowerBound({ cluster, nodePools: pools, catalog, verdicts: runConsolidationPass({ ...base, cluster, nowMs: T0, methods: [] }).verdicts }).lowerBoundPerHour}`);
+    const byType = new Map<string, number>();
+    for (const n of cluster.nodes) byType.set(n.instanceType!, (byType.get(n.instanceType!) ?? 0) + 1);
+    console.error(JSON.stringify([...byType]));
+  }
+  return {
+    nodes,
+    seed,
+    budgetPercent,
+    mode,
+    startCost,
+    endCost,
+    bound,
+    ratio: endCost / bound,
+    firstPassRatio: firstPassEnd / bound,
+    pending: cluster.pods.filter((p) => p.nodeName === undefined).length,
+    evictions,
+    passes,
+    plannedOnly,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+if (process.env['QUALITY_PROFILE']) {
+  const c = generate(500, 1);
+  const pools = [pool(10)];
+  for (const [name, extra] of [['karpenter', { methods: ['emptiness', 'multi-node', 'single-node'] as const, replacementBound: null, schedulerCheck: false }], ['+bound', { methods: ['emptiness', 'multi-node', 'single-node'] as const, schedulerCheck: false }], ['+check', { methods: ['emptiness', 'multi-node', 'single-node'] as const }], ['+m-to-n', {}]] as const) {
+    const t = performance.now();
+    const out = runConsolidationPass({ cluster: c, nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, nowMs: T0, ...(extra as Partial<PassInput>) });
+    console.log(name, ((performance.now() - t) / 1000).toFixed(2), 's', out.decisions.length, 'decisions');
+  }
+  process.exit(0);
+}
+const sizes = (process.argv[2] ?? '100,500').split(',').map(Number);
+const seeds = (process.argv[3] ?? '1,2,3').split(',').map(Number);
+const budgets = (process.argv[4] ?? "10,100").split(",").map(Number);
+const modes = (process.argv[5] ?? "karpenter,issue-11,acting").split(",") as Mode[];
+const rows: ReturnType<typeof run>[] = [];
+console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  pending  evictions  passes  planned-only$/h  seconds');
+for (const nodes of sizes) {
+  for (const seed of seeds) {
+    for (const budget of budgets) {
+      for (const mode of modes) {
+        const r = run(nodes, seed, budget, mode);
+        rows.push(r);
+        console.log(
+          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ratio.toFixed(3).padStart(10)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.plannedOnly.toFixed(3).padStart(16)} ${r.seconds.toFixed(1).padStart(8)}`,
+        );
+      }
+    }
+  }
+}
+console.log('\nsummary by mode (all runs): mean end/bound, worst end/bound, runs with Pending pods, mean evictions');
+for (const mode of modes) {
+  const of = rows.filter((r) => r.mode === mode);
+  const mean = of.reduce((s, r) => s + r.ratio, 0) / of.length;
+  const worst = Math.max(...of.map((r) => r.ratio));
+  const withPending = of.filter((r) => r.pending > 0).length;
+  const evictions = of.reduce((s, r) => s + r.evictions, 0) / of.length;
+  console.log(`${mode.padEnd(9)} mean ${mean.toFixed(3)}x  worst ${worst.toFixed(3)}x  pending in ${withPending}/${of.length} runs  evictions ${evictions.toFixed(0)}`);
+}

@@ -1,0 +1,93 @@
+// The m-to-n repack (issue 11 item 1): remove m nodes and launch up to n new ones when together they
+// cost less, moves Karpenter's methods cannot find because each allows at most one new node:
+//   - a split (m = 1, n = 2): a node whose pods fit on two cheaper nodes but on no single cheaper one
+//     (kubernetes-sigs/karpenter#1442). The simulation is run with every type priced at or above the
+//     node ruled out, so its packer has to open a second node instead of one like the node itself;
+//   - a merge (m >= 3, n < m): e.g. three half-full nodes into two, where no two of them fit into one.
+// The same rules as every move apply: the savings threshold summed over the removed nodes, the pools'
+// Underutilized budgets, PDBs and do-not-disrupt (through the candidates), pool limits (through the
+// simulation), the replacement size bound, spot rules, and the kube-scheduler check.
+//
+// A move with more than one replacement is marked dry-run only in the plan: the actuator launches at
+// most one replacement per command (src/app/act), so it shows what is possible without acting on it.
+import type { Candidate } from '../candidates.ts';
+import { launchPricePerHour } from '../prices.ts';
+import { evaluateRemoval } from './evaluateRemoval.ts';
+import { better, firstAccepted, ORDERINGS, prefixSizes, withinBudget } from './multiNode.ts';
+import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
+
+/** A merge of k nodes may launch at most this many (and always fewer than k). */
+export const MAX_REPACK_NEW_NODES = 8;
+
+const methodFor = (candidates: readonly Candidate[]): Proposal['method'] => (candidates.length === 1 ? 'single-node' : 'multi-node');
+
+function tag(proposal: Proposal): Proposal {
+  return { ...proposal, method: methodFor(proposal.candidates), move: 'm-to-n' };
+}
+
+export function createRepack(): ConsolidationMethod {
+  const splitTried = new Set<string>();
+  return {
+    name: 'm-to-n',
+    next(view: PassView): Proposal | undefined {
+      const eligible = view.candidates.filter((c) => c.methods.has('m-to-n') && c.pods.length > 0 && c.pricePerHour !== undefined);
+      if (eligible.length === 0) return undefined;
+
+      // Merges: every ordering and prefix size of the multi-node search, each allowed fewer new nodes
+      // than it removes. Only moves that really need two or more new nodes are kept: with one, the move
+      // is multi-node's, which ran first and found none worth taking.
+      const seen = new Set<string>();
+      const found: Proposal[] = [];
+      for (const ordering of ORDERINGS) {
+        const ordered = withinBudget(view, [...eligible].sort(ordering));
+        for (const size of prefixSizes(ordered.length)) {
+          if (size < 3) continue;
+          const prefix = ordered.slice(0, size);
+          const key = prefix.map((c) => c.node.name).sort().join(',');
+          if (seen.has(key)) continue;
+          seen.add(key);
+          const verdict = evaluateRemoval(view, prefix, 'multi-node', { maxNewNodes: Math.min(size - 1, MAX_REPACK_NEW_NODES), move: 'm-to-n' });
+          if (verdict.ok && verdict.proposal.replacements.length >= 2) found.push(tag(verdict.proposal));
+        }
+      }
+      const merge = firstAccepted(view, found);
+
+      // Splits: each candidate once per pass (as single-node sweeps), the first that pays and holds.
+      let split: Proposal | undefined;
+      for (const candidate of eligible) {
+        if (merge && !better(tagless(candidate), merge)) continue; // could not beat the merge found
+        if (splitTried.has(candidate.node.name)) continue;
+        if (!view.ledger.canTake([candidate.pool.name], 'Underutilized')) continue;
+        splitTried.add(candidate.node.name);
+        const nodePrice = candidate.pricePerHour!;
+        const verdict = evaluateRemoval(view, [candidate], 'single-node', {
+          maxNewNodes: 2,
+          move: 'm-to-n',
+          newNodeTypes: (_type, offerings) => launchPricePerHour(offerings) < nodePrice,
+        });
+        if (!verdict.ok) {
+          // A Balanced score's refusal keeps its own wording (the plan and the events tell score
+          // sentences apart by it); the best-case one is the same sentence single-node noted already.
+          view.note(candidate.node.name, verdict.scoreBlocked ? verdict.reason : `split into two nodes: ${verdict.reason}`);
+          continue;
+        }
+        if (verdict.proposal.replacements.length < 2) continue; // a one-for-one swap is single-node's
+        const proposal = tag(verdict.proposal);
+        const rejected = view.schedulerCheck(proposal);
+        if (rejected !== undefined) {
+          view.note(candidate.node.name, rejected);
+          continue;
+        }
+        split = proposal;
+        break;
+      }
+      if (merge && split) return better(split, merge) ? split : merge;
+      return merge ?? split;
+    },
+  };
+}
+
+/** An upper bound on what splitting this candidate could save: its whole price. */
+function tagless(candidate: Candidate): Proposal {
+  return { method: 'single-node', reason: 'Underutilized', candidates: [candidate], replacements: [], savingsPerHour: candidate.pricePerHour ?? 0 };
+}

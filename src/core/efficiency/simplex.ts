@@ -1,0 +1,137 @@
+// A small exact linear-program solver (two-phase simplex on a dense tableau, Bland's rule so it cannot
+// cycle). It is meant for the plan's lower bound (lowerBound.ts): a few dozen rows, a few thousand
+// columns. No dependency: the npm solvers are native or WebAssembly builds that would weigh on the
+// Lambda's bundle and cold start for a problem this small.
+//
+//   minimize  c . x   subject to  a_i . x  (>= | <= | =)  b_i  for every row i,  x >= 0.
+
+export interface LinearRow {
+  readonly coefficients: readonly number[];
+  readonly sense: '>=' | '<=' | '=';
+  readonly rhs: number;
+}
+
+export interface LinearProgram {
+  readonly costs: readonly number[];
+  readonly rows: readonly LinearRow[];
+}
+
+export type LinearSolution =
+  | { readonly status: 'optimal'; readonly objective: number; readonly x: readonly number[] }
+  | { readonly status: 'infeasible' }
+  | { readonly status: 'unbounded' };
+
+const EPS = 1e-9;
+
+export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): LinearSolution {
+  const n = lp.costs.length;
+  const m = lp.rows.length;
+  // Rows with a non-negative right-hand side; a `>=` row gets a surplus and an artificial column, a `<=`
+  // row a slack (its first basis), an `=` row an artificial.
+  const rows = lp.rows.map((r) => (r.rhs < 0 ? { coefficients: r.coefficients.map((v) => -v), sense: flip(r.sense), rhs: -r.rhs } : r));
+  const slackCount = rows.filter((r) => r.sense !== '=').length;
+  const artificialCount = rows.filter((r) => r.sense !== '<=').length;
+  const width = n + slackCount + artificialCount; // columns before the right-hand side
+  const tableau: Float64Array[] = [];
+  const basis: number[] = [];
+  let slack = n;
+  let artificial = n + slackCount;
+  const artificialStart = n + slackCount;
+  for (const r of rows) {
+    const row = new Float64Array(width + 1);
+    for (let j = 0; j < n; j++) row[j] = r.coefficients[j] ?? 0;
+    row[width] = r.rhs;
+    if (r.sense === '<=') {
+      row[slack] = 1;
+      basis.push(slack++);
+    } else {
+      if (r.sense === '>=') row[slack++] = -1;
+      row[artificial] = 1;
+      basis.push(artificial++);
+    }
+    tableau.push(row);
+  }
+
+  const iterate = (objective: Float64Array, allowed: number): 'optimal' | 'unbounded' | 'stalled' => {
+    for (let iteration = 0; iteration < maxIterations; iteration++) {
+      // Bland: the lowest-index column with a negative reduced cost enters.
+      let entering = -1;
+      for (let j = 0; j < allowed; j++) {
+        if (objective[j]! < -EPS) {
+          entering = j;
+          break;
+        }
+      }
+      if (entering < 0) return 'optimal';
+      let leaving = -1;
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < m; i++) {
+        const a = tableau[i]![entering]!;
+        if (a <= EPS) continue;
+        const ratio = tableau[i]![width]! / a;
+        if (ratio < best - EPS || (Math.abs(ratio - best) <= EPS && basis[i]! < basis[leaving]!)) {
+          best = ratio;
+          leaving = i;
+        }
+      }
+      if (leaving < 0) return 'unbounded';
+      pivot(tableau, objective, leaving, entering, width);
+      basis[leaving] = entering;
+    }
+    return 'stalled';
+  };
+
+  // Phase 1: drive the artificials out (minimize their sum).
+  if (artificialCount > 0) {
+    const phase1 = new Float64Array(width + 1);
+    for (let j = artificialStart; j < width; j++) phase1[j] = 1;
+    for (let i = 0; i < m; i++) if (basis[i]! >= artificialStart) subtractRow(phase1, tableau[i]!, 1);
+    const status = iterate(phase1, width);
+    if (status !== 'optimal' || -phase1[width]! > 1e-7 * Math.max(1, ...rows.map((r) => Math.abs(r.rhs)))) return { status: 'infeasible' };
+    // An artificial left basic at zero is pivoted out on any real column of its row (or the row is redundant).
+    for (let i = 0; i < m; i++) {
+      if (basis[i]! < artificialStart) continue;
+      const j = tableau[i]!.findIndex((v, k) => k < artificialStart && Math.abs(v) > EPS);
+      if (j >= 0) {
+        pivot(tableau, phase1, i, j, width);
+        basis[i] = j;
+      }
+    }
+  }
+
+  // Phase 2: the real costs, artificial columns barred from entering.
+  const objective = new Float64Array(width + 1);
+  for (let j = 0; j < n; j++) objective[j] = lp.costs[j]!;
+  for (let i = 0; i < m; i++) {
+    const j = basis[i]!;
+    if (j < n && objective[j] !== 0) subtractRow(objective, tableau[i]!, objective[j]!);
+  }
+  const status = iterate(objective, artificialStart);
+  if (status === 'unbounded') return { status: 'unbounded' };
+  if (status === 'stalled') throw new Error(`simplex did not finish in ${maxIterations} iterations`);
+  const x = new Array<number>(n).fill(0);
+  for (let i = 0; i < m; i++) if (basis[i]! < n) x[basis[i]!] = tableau[i]![width]!;
+  const value = x.reduce((sum, v, j) => sum + v * lp.costs[j]!, 0);
+  return { status: 'optimal', objective: value, x };
+}
+
+function flip(sense: LinearRow['sense']): LinearRow['sense'] {
+  return sense === '>=' ? '<=' : sense === '<=' ? '>=' : '=';
+}
+
+function subtractRow(target: Float64Array, row: Float64Array, factor: number): void {
+  for (let j = 0; j < target.length; j++) target[j] = target[j]! - factor * row[j]!;
+}
+
+function pivot(tableau: Float64Array[], objective: Float64Array, leaving: number, entering: number, width: number): void {
+  const row = tableau[leaving]!;
+  const p = row[entering]!;
+  for (let j = 0; j <= width; j++) row[j] = row[j]! / p;
+  for (let i = 0; i < tableau.length; i++) {
+    if (i === leaving) continue;
+    const factor = tableau[i]![entering]!;
+    if (factor !== 0) subtractRow(tableau[i]!, row, factor);
+  }
+  const factor = objective[entering]!;
+  if (factor !== 0) subtractRow(objective, row, factor);
+}
