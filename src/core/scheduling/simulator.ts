@@ -78,9 +78,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
     }
     return prepared;
   };
-  let emptiest: EmptiestOrder | undefined;
-  const emptiestOrder = (): EmptiestOrder => (emptiest ??= buildEmptiestOrder(nodes));
-  const shared: Shared = { nodes, nodeIndexByName, boundNodeByUid, nodeLabels, index, catalog, pools, cpuOrder, emptiestOrder, prepare };
+  const shared: Shared = { nodes, nodeIndexByName, boundNodeByUid, nodeLabels, index, catalog, pools, cpuOrder, prepare };
   return { simulate: (request) => simulate(shared, request) };
 }
 
@@ -93,8 +91,6 @@ interface Shared {
   readonly catalog: TypeCatalog;
   readonly pools: readonly PoolInfo[];
   readonly cpuOrder: ReturnType<typeof buildCpuOrder>;
-  /** Built on first use: only least-allocated placement (the kube-scheduler check) needs it. */
-  readonly emptiestOrder: () => EmptiestOrder;
   readonly prepare: (pod: Pod) => PreparedPod;
 }
 
@@ -295,93 +291,9 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
 /**
  * kube-scheduler's default choice among feasible existing nodes: the one whose cpu and memory stay the
  * least allocated after the pod (mean of the free shares; NodeResourcesFit LeastAllocated), ties by
- * name. It only checks chosen plans, but it places every pod moved earlier in the pass again, so it is
- * hot: instead of examining every node, the nodes this simulation has not touched are scanned in
- * decreasing order of their score before any pod (which bounds their score with the pod, since a
- * request only lowers it), and the scan stops once no node further on can come near the best found.
- * The answer is the full scan's (leastAllocatedFullScan): when scores too close to tell apart are
- * involved, or no node fits (the reason then names the first closest node in node order), the full
- * scan itself answers.
+ * name. Every receiving node is examined, so this costs (pods) x (nodes); it only checks chosen plans.
  */
 function leastAllocatedExistingNode(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
-  if (!(p.cpu >= 0 && p.memory >= 0)) return leastAllocatedFullScan(shared, state, p, attempt);
-  const { nodes } = shared;
-  const order = shared.emptiestOrder();
-  // Scores of feasible nodes seen; ties are settled below once the best score is known.
-  const seenNodes: number[] = [];
-  const seenScores: number[] = [];
-  let top = Number.NEGATIVE_INFINITY;
-  const consider = (i: number, delta: NodeDelta | undefined): void => {
-    const node = nodes[i]!;
-    if (checkExisting(node, delta, p, attempt) !== Stage.Ok) return;
-    const score = leastAllocatedScore(node, delta, p);
-    seenNodes.push(i);
-    seenScores.push(score);
-    if (score > top) top = score;
-  };
-  for (const [i, delta] of state.deltas) {
-    if (state.excluded[i] || !nodes[i]!.receives) continue;
-    consider(i, delta);
-  }
-  for (let k = 0; k < order.nodeIndexes.length; k++) {
-    // Every node further on scores below top - NEAR_SCORE with any pod: none can win or tie.
-    if (order.scores[k]! < top - NEAR_SCORE) break;
-    const i = order.nodeIndexes[k]!;
-    if (state.excluded[i] || state.deltas.has(i)) continue;
-    consider(i, undefined);
-  }
-  if (seenNodes.length === 0) return leastAllocatedFullScan(shared, state, p, attempt);
-  let best = -1;
-  for (let j = 0; j < seenNodes.length; j++) {
-    const score = seenScores[j]!;
-    if (score === top) {
-      if (best < 0 || compare(nodes[seenNodes[j]!]!.name, nodes[best]!.name) < 0) best = seenNodes[j]!;
-    } else if (score >= top - NEAR_SCORE) {
-      // Nearly but not exactly equal: the full scan's tie rule (within 1e-12, in node order) decides.
-      return leastAllocatedFullScan(shared, state, p, attempt);
-    }
-  }
-  // No feasible node had a comparable score (not a number): the full scan says what happens.
-  if (best < 0) return leastAllocatedFullScan(shared, state, p, attempt);
-  return { nodeIndex: best, stage: Stage.Ok, closestNode: -1 };
-}
-
-/**
- * Scores this close to the best are settled by the full scan. Far above its 1e-12 tie margin, so any
- * node outside it is strictly worse than the best there, whatever order nodes are looked at in.
- */
-const NEAR_SCORE = 1e-9;
-
-/** Mean free share of cpu and memory after the pod (kube-scheduler's LeastAllocated score, unweighted). */
-function leastAllocatedScore(node: ExistingNode, delta: NodeDelta | undefined, p: PreparedPod): number {
-  const cpuAllocatable = node.node.allocatable['cpu'] ?? 0;
-  const memoryAllocatable = node.node.allocatable['memory'] ?? 0;
-  const freeCpu = node.freeCpu + (delta?.cpu ?? 0) - p.cpu;
-  const freeMemory = node.freeMemory + (delta?.memory ?? 0) - p.memory;
-  return ((cpuAllocatable > 0 ? freeCpu / cpuAllocatable : 0) + (memoryAllocatable > 0 ? freeMemory / memoryAllocatable : 0)) / 2;
-}
-
-/** Receiving nodes by decreasing score before any pod is placed (a node whose score is not a number first). */
-export interface EmptiestOrder {
-  readonly nodeIndexes: Int32Array;
-  readonly scores: Float64Array;
-}
-
-function buildEmptiestOrder(nodes: readonly ExistingNode[]): EmptiestOrder {
-  const entries = nodes
-    .filter((n) => n.receives)
-    .map((n) => {
-      const score = leastAllocatedScore(n, undefined, NO_POD);
-      return { index: n.index, score: Number.isNaN(score) ? Number.POSITIVE_INFINITY : score };
-    });
-  entries.sort((a, b) => b.score - a.score || a.index - b.index);
-  return { nodeIndexes: Int32Array.from(entries.map((e) => e.index)), scores: Float64Array.from(entries.map((e) => e.score)) };
-}
-
-const NO_POD = { cpu: 0, memory: 0 } as PreparedPod;
-
-/** Every receiving node examined in node order: the rule itself, and how far the nodes got when none fits. */
-function leastAllocatedFullScan(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
   const { nodes } = shared;
   let stage: Stage = Stage.Ok;
   let closestNode = -1;
@@ -399,7 +311,11 @@ function leastAllocatedFullScan(shared: Shared, state: CallState, p: PreparedPod
       }
       continue;
     }
-    const score = leastAllocatedScore(node, delta, p);
+    const cpuAllocatable = node.node.allocatable['cpu'] ?? 0;
+    const memoryAllocatable = node.node.allocatable['memory'] ?? 0;
+    const freeCpu = node.freeCpu + (delta?.cpu ?? 0) - p.cpu;
+    const freeMemory = node.freeMemory + (delta?.memory ?? 0) - p.memory;
+    const score = ((cpuAllocatable > 0 ? freeCpu / cpuAllocatable : 0) + (memoryAllocatable > 0 ? freeMemory / memoryAllocatable : 0)) / 2;
     if (score > bestScore + 1e-12 || (Math.abs(score - bestScore) <= 1e-12 && compare(node.name, nodes[best]!.name) < 0)) {
       best = i;
       bestScore = score;
