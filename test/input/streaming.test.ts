@@ -47,6 +47,25 @@ describe('List splitter', () => {
     expect(shell).toEqual({ ...tricky, items: [] });
   });
 
+  it('strings of escapes cut at every position of every chunk size read the same', () => {
+    // Runs of backslashes and escaped quotes: a chunk may end right after a backslash, between the two
+    // characters of an escape, or on a quote that an earlier backslash escapes.
+    const escapes = {
+      kind: 'List',
+      'it\\"ems': 'a key that only looks like items',
+      items: [
+        { kind: 'Pod', metadata: { name: '\\', annotations: { 'a\\\\"b': '\\\\\\"} ] {\\', q: '"\\"\\\\"', u: '\u00e9\n\t' } } },
+        { kind: 'Pod', metadata: { name: 'z"\\' } },
+      ],
+    };
+    const text = JSON.stringify(escapes);
+    for (let chunk = 1; chunk <= 24; chunk++) {
+      const { items, shell } = split(text, chunk);
+      expect(items, `chunks of ${chunk} bytes`).toEqual(escapes.items);
+      expect(shell, `chunks of ${chunk} bytes`).toEqual({ ...escapes, items: [] });
+    }
+  });
+
   it.each([
     { name: 'a top-level array', text: '[{"kind":"Pod"}]' },
     { name: 'items holding strings', text: '{"items":["a"]}' },

@@ -18,6 +18,12 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 
+/** Position of the first `byte` at or after `from`, or the chunk's length when there is none. */
+function indexOrEnd(chunk: Buffer, byte: number, from: number): number {
+  const at = chunk.indexOf(byte, from);
+  return at < 0 ? chunk.length : at;
+}
+
 /** The input is not shaped as `{ ..., "items": [ {...}, ... ] }`; decode it some other way. */
 export class NotAList extends Error {
   override readonly name = 'NotAList';
@@ -56,6 +62,9 @@ export class ListItemSplitter {
     let itemStart = this.mode === 'item' ? i : -1;
     const n = chunk.length;
     if (this.keyStart >= 0) this.keyStart = 0;
+    // Positions of the next quote / backslash at or after the last search (n: none left in the chunk).
+    let nextQuote = -1;
+    let nextBackslash = -1;
     while (i < n) {
       if (this.inString) {
         if (this.escaped) {
@@ -63,15 +72,15 @@ export class ListItemSplitter {
           i++;
           continue;
         }
-        // Run to the closing quote; strings are most of a dump, so this loop is the hot one.
-        let c = 0;
-        while (i < n) {
-          c = chunk[i]!;
-          if (c === QUOTE || c === BACKSLASH) break;
-          i++;
-        }
+        // Jump to the closing quote or the next backslash, whichever comes first. Strings are most of a
+        // dump, so this is the hot path: Buffer.indexOf scans natively, and the next quote and backslash
+        // are remembered, so a string full of escapes does not rescan up to a far quote each time.
+        if (nextQuote < i) nextQuote = indexOrEnd(chunk, QUOTE, i);
+        if (nextBackslash < i) nextBackslash = indexOrEnd(chunk, BACKSLASH, i);
+        const backslashFirst = nextBackslash < nextQuote;
+        i = backslashFirst ? nextBackslash : nextQuote;
         if (i >= n) continue;
-        if (c === BACKSLASH) {
+        if (backslashFirst) {
           if (i + 1 < n) i += 2;
           else {
             this.escaped = true;
