@@ -18,6 +18,10 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 
+/** Bytes that matter inside an item outside strings: the rest (whitespace, numbers, `:`, `,`, literals) is skipped. */
+const STRUCTURAL = new Uint8Array(256);
+for (const c of [QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET]) STRUCTURAL[c] = 1;
+
 /** Position of the first `byte` at or after `from`, or the chunk's length when there is none. */
 function indexOrEnd(chunk: Buffer, byte: number, from: number): number {
   const at = chunk.indexOf(byte, from);
@@ -97,6 +101,12 @@ export class ListItemSplitter {
         }
         i++;
         continue;
+      }
+      // Inside an item only strings and brackets move the state: skip everything else in a tight loop
+      // (a kubectl dump is indented, so runs of spaces are long).
+      if (this.mode === 'item') {
+        while (i < n && STRUCTURAL[chunk[i]!] === 0) i++;
+        if (i >= n) break;
       }
       const c = chunk[i]!;
       if (c === QUOTE) {
