@@ -36,13 +36,13 @@ export interface KubeList {
   readonly metadata: { readonly resourceVersion: string };
 }
 
-import { mulberry32 } from './random.ts';
+import { mulberry32 } from '../src/core/random.ts';
 import { KubectlShape } from './kubectlShape.ts';
 
 /** The instant the generated cluster is meant to be planned at. */
 export const BENCH_NOW = '2026-11-21T12:00:00Z';
 
-export { mulberry32 } from './random.ts';
+export { mulberry32 } from '../src/core/random.ts';
 
 interface TypeShape {
   readonly name: string;

@@ -6,7 +6,7 @@
 //
 // Deterministic: every varying string (resource versions, container ids, pod IPs) comes from a counter
 // or from the seed, never from the clock or Math.random.
-import { mulberry32 } from './random.ts';
+import { mulberry32 } from '../src/core/random.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -12,6 +12,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mulberry32 } from '../src/core/random.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -27,16 +28,6 @@ const ZONE_ID: Record<string, string> = { 'us-east-1a': 'use1-az6', 'us-east-1b'
 // ---------------------------------------------------------------------------------------------------
 // Deterministic randomness
 
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const SEED = 20261121;
 let rand = mulberry32(SEED);
 const int = (lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1));

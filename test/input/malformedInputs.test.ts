@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
+import { mulberry32 } from '../../src/core/random.ts';
 import { kubeNode, kubePdb, kubePod } from '../support/fakeKubeApi.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
@@ -307,17 +308,8 @@ describe('malformed input through the real bin', () => {
 // Random damage, in-process (hundreds of cases would take minutes as processes). Any single change to
 // a valid file either still plans (exit 0) or is refused (exit 2, state untouched); it never crashes.
 
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic generator, so a failure can be replayed from its seed. */
+const random = mulberry32;
 
 /** Every path to a value inside `value`. */
 function allPaths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {

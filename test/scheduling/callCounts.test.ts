@@ -4,7 +4,7 @@
 // pods have landed on them. Counters are created at random moments, so trackers that catch up with
 // pods placed before them are covered too.
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../bench/random.ts';
+import { mulberry32 } from '../../src/core/random.ts';
 import type { LabelSelector, Node, Pod, PodAffinityTerm } from '../../src/core/model/types.ts';
 import { buildAttempt } from '../../src/core/scheduling/attempt.ts';
 import { CallState } from '../../src/core/scheduling/callState.ts';

@@ -1,4 +1,5 @@
-// A small seeded PRNG (mulberry32) so that generated clusters are the same on every run.
+// mulberry32: a small seeded PRNG (32-bit state), so that generated clusters, replays and fuzz cases
+// are the same on every run and machine. Good enough for noise; not for anything secret.
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
