@@ -3,18 +3,13 @@
 // numbers. When Chromium is absent the setup installs it with apt-get if it can (root, apt-get present);
 // otherwise the test is skipped with a message saying so.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../../src/adapters/files/index.ts';
-import { FileStateStore } from '../../src/adapters/state/fileStateStore.ts';
-import { runReplay } from '../../src/app/replay/runReplay.ts';
 import { renderReplayHtml } from '../../src/cli/replayHtml.ts';
-import { parseFeatureGates } from '../../src/core/featureGates.ts';
-import { parseChurn } from '../../src/core/replay/churn.ts';
 import type { ReplayReport } from '../../src/core/replay/report.ts';
+import { replayDir, replaySeed003 } from './seed003Fixture.ts';
 
 // The page function runs in the browser; the project's TypeScript has no DOM library, so declare it here.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -38,7 +33,6 @@ function ensureChromium(): string | undefined {
 const skipReason = ensureChromium();
 if (skipReason) console.warn(`replay html browser test skipped: ${skipReason}`);
 
-const FIXTURE = join(import.meta.dirname, '../../demo/replay-seed-003');
 let dir: string;
 let report: ReplayReport;
 let page: {
@@ -53,30 +47,8 @@ let page: {
 
 describe.skipIf(skipReason !== undefined)('replay --format html in Chromium', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'ekc-html-'));
-    const [cluster, catalog, zero, one] = await Promise.all([
-      readClusterFile(join(FIXTURE, 'cluster.json')),
-      readCatalogFile(join(FIXTURE, 'catalog.json')),
-      readNodePoolsFile(join(FIXTURE, 'threshold-0.yaml')),
-      readNodePoolsFile(join(FIXTURE, 'threshold-1.yaml')),
-    ]);
-    report = await runReplay({
-      cluster,
-      catalog,
-      configs: [
-        { name: 'threshold-0', nodePools: zero },
-        { name: 'threshold-1', nodePools: one },
-      ],
-      startMs: Date.parse('2026-11-21T14:00:00Z'),
-      passes: 48,
-      intervalMs: 5 * 60_000,
-      scoring: 'least-allocated',
-      workload: { kind: 'synthetic', churn: parseChurn('daily=0.6,jobs=4/h'), text: 'daily=0.6,jobs=4/h' },
-      seed: 1,
-      launchDelayMs: 90_000,
-      gates: parseFeatureGates(undefined, 'FEATURE_GATES'),
-      stateStore: (_c, i) => new FileStateStore(join(dir, `state-${i}.json`)),
-    });
+    dir = replayDir('ekc-html-');
+    report = await replaySeed003(48, dir);
     const file = join(dir, 'replay.html');
     writeFileSync(file, renderReplayHtml(report));
 

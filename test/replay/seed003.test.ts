@@ -2,48 +2,18 @@
 // at $0.080/h. Without a threshold the pass swaps nodes for 0.6 cents an hour and its replacements are
 // disrupted again within 30 minutes (the cascade); with consolidationSavingsThresholdCents 1 it never
 // swaps for so little and nothing it launched is undone.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../../src/adapters/files/index.ts';
-import { FileStateStore } from '../../src/adapters/state/fileStateStore.ts';
-import { runReplay } from '../../src/app/replay/runReplay.ts';
-import { parseFeatureGates } from '../../src/core/featureGates.ts';
-import { parseChurn } from '../../src/core/replay/churn.ts';
 import type { ReplayReport } from '../../src/core/replay/report.ts';
+import { replayDir, replaySeed003 } from './seed003Fixture.ts';
 
-const FIXTURE = join(import.meta.dirname, '../../demo/replay-seed-003');
-const CHURN = 'daily=0.6,jobs=4/h';
 let dir: string;
 let report: ReplayReport;
 
 beforeAll(async () => {
-  // The state files on a memory file system when there is one: the file store syncs every write.
-  dir = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'ekc-seed003-'));
-  const [cluster, catalog, zero, one] = await Promise.all([
-    readClusterFile(join(FIXTURE, 'cluster.json')),
-    readCatalogFile(join(FIXTURE, 'catalog.json')),
-    readNodePoolsFile(join(FIXTURE, 'threshold-0.yaml')),
-    readNodePoolsFile(join(FIXTURE, 'threshold-1.yaml')),
-  ]);
-  report = await runReplay({
-    cluster,
-    catalog,
-    configs: [
-      { name: 'threshold-0', nodePools: zero },
-      { name: 'threshold-1', nodePools: one },
-    ],
-    startMs: Date.parse('2026-11-21T14:00:00Z'),
-    passes: 288,
-    intervalMs: 5 * 60_000,
-    scoring: 'least-allocated',
-    workload: { kind: 'synthetic', churn: parseChurn(CHURN), text: CHURN },
-    seed: 1,
-    launchDelayMs: 90_000,
-    gates: parseFeatureGates(undefined, 'FEATURE_GATES'),
-    stateStore: (_config, index) => new FileStateStore(join(dir, `state-${index}.json`)),
-  });
+  dir = replayDir('ekc-seed003-');
+  report = await replaySeed003(288, dir);
 }, 120_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
