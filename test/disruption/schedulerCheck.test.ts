@@ -2,6 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
+import type { Candidate } from '../../src/core/disruption/candidates.ts';
+import type { Proposal } from '../../src/core/disruption/methods/types.ts';
+import { KubeSchedulerWorld } from '../../src/core/disruption/schedulerCheck.ts';
+import type { Node, Pod } from '../../src/core/model/types.ts';
+import { createSimulator } from '../../src/core/scheduling/simulator.ts';
+import type { Simulator, SimulatorInput } from '../../src/core/scheduling/types.ts';
 import { cluster, Gi, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
 
 const xlarge = (name: string, keep = false) =>
@@ -42,5 +48,77 @@ describe('kube-scheduler check', () => {
     expect(out.decisions).toHaveLength(count);
     if (count === 1) expect(out.decisions[0]).toMatchObject({ action: 'delete', nodes: ['c'] });
     else expect((out.notes.get('c') ?? []).join(' ')).toMatch(/kube-scheduler.*pod default\/large would stay Pending/);
+  });
+});
+
+// Issue 10: the check keeps a kube-scheduler world of the pass (accepted moves, their pods where
+// least-allocated scoring puts them), so a check places only the pods of its own nodes.
+describe('kube-scheduler world of a pass', () => {
+  const pools = new Map([['default', nodePool()]]);
+  const candidate = (n: Node, pods: readonly Pod[]): Candidate => ({
+    node: n,
+    pool: pools.get('default')!,
+    pricePerHour: 0.192,
+    pods,
+    disruptionCost: 1 + pods.length,
+    methods: new Set(['single-node', 'multi-node']),
+  });
+  const deleteOf = (...candidates: Candidate[]): Proposal => ({
+    method: 'single-node',
+    reason: 'Underutilized',
+    candidates,
+    replacements: [],
+    savingsPerHour: 0.192 * candidates.length,
+  });
+
+  /**
+   * `a` keeps 1000m free; `b` and `c` are emptier. Deleting `c` sends its 600m pod to `b` under
+   * least-allocated scoring (the best fit would pick `a`). Deleting `b` afterwards must move that pod
+   * too, and `a` has room for only one of the two.
+   */
+  function world() {
+    const nodes = [xlarge('a', true), xlarge('b'), xlarge('c'), xlarge('d')];
+    const pA = on('a', pod({ name: 'fill-a', requests: { cpu: 2920, memory: Gi } }));
+    const pB = on('b', pod({ name: 'own-b', requests: { cpu: 700, memory: Gi } }));
+    const pC = on('c', pod({ name: 'from-c', requests: { cpu: 600, memory: Gi } }));
+    const pD = on('d', pod({ name: 'fill-d', requests: { cpu: 3300, memory: Gi } }), pod({ name: 'small-d', requests: { cpu: 100, memory: Gi } }));
+    const start = cluster({ nodes, pods: [...pA, ...pB, ...pC, ...pD] });
+    const placed: string[][] = [];
+    const factory = (input: SimulatorInput): Simulator => {
+      const inner = createSimulator(input);
+      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
+    };
+    const kube = new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start);
+    return { kube, placed, b: candidate(nodes[1]!, pB), c: candidate(nodes[2]!, pC), d: candidate(nodes[3]!, pD) };
+  }
+
+  it('a later move also re-places the pods an earlier move left on its nodes, and is refused when they do not fit', () => {
+    const { kube, b, c } = world();
+    const first = deleteOf(c);
+    expect(kube.check(first)).toBeUndefined();
+    kube.commit(first, []);
+    const second = kube.check(deleteOf(b));
+    expect(second).toMatch(/kube-scheduler.*would stay Pending/);
+  });
+
+  it('a check places only the pods of its own nodes, not every pod moved earlier in the pass', () => {
+    const { kube, placed, b, c } = world();
+    const first = deleteOf(c);
+    expect(kube.check(first)).toBeUndefined();
+    kube.commit(first, []);
+    placed.length = 0;
+    kube.check(deleteOf(b));
+    // b's own pod and the pod that came from c (the first order already fails, so it is the only run)
+    expect(placed.map((names) => [...names].sort())).toEqual([['from-c', 'own-b']]);
+  });
+
+  it('a move whose nodes received nothing from earlier moves places its own pods only', () => {
+    const { kube, placed, c, d } = world();
+    const first = deleteOf(c);
+    kube.check(first);
+    kube.commit(first, []);
+    placed.length = 0;
+    expect(kube.check(deleteOf(d))).toMatch(/would stay Pending/);
+    expect(placed[0]!.sort()).toEqual(['fill-d', 'small-d']);
   });
 });

@@ -30,7 +30,7 @@ import { createSingleNode } from './methods/singleNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts';
 import type { MethodName } from './policy.ts';
 import { podKey, type DurationParser } from './pods.ts';
-import { kubeSchedulerCheck } from './schedulerCheck.ts';
+import { KubeSchedulerWorld } from './schedulerCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
@@ -138,7 +138,6 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     rejected.set(key, move);
   };
   const decisions: Decision[] = [];
-  const movedEarlier: string[] = [];
   let rebuiltChecks = 0;
   const disruptedBy = new Map<string, number>();
 
@@ -146,6 +145,13 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode(), createRepack()].filter((m) => allowed.has(m.name));
   const replacementBound = input.replacementBound === undefined ? DEFAULT_REPLACEMENT_BOUND : input.replacementBound;
   const checkScheduler = input.schedulerCheck ?? true;
+  const kubeWorld = checkScheduler
+    ? new KubeSchedulerWorld(
+        { nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}) },
+        input.cluster,
+        lazySimulator,
+      )
+    : undefined;
 
   for (const method of methods) {
     for (;;) {
@@ -160,7 +166,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         examine: (names) => names.forEach((name) => examined.add(name)),
         replacementBound,
         schedulerCheck: (proposal) => {
-          if (!checkScheduler) return undefined;
+          if (!kubeWorld) return undefined;
           // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
           // whole cluster again): a pass pays for a bounded number of those; later such moves wait.
           if (proposal.replacements.length > 0) {
@@ -169,10 +175,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
             }
             rebuiltChecks += 1;
           }
-          return kubeSchedulerCheck(
-            { cluster, nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, simulatorFactory: input.simulatorFactory, movedEarlier, current: lazySimulator },
-            proposal,
-          );
+          return kubeWorld.check(proposal);
         },
         ...(balancedTotals.size > 0 ? { balancedTotals, rejectMove } : {}),
       };
@@ -185,7 +188,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
 
       const applied = applyProposal(cluster, proposal, pools, input.nowMs, names);
-      for (const c of proposal.candidates) for (const pod of c.pods) movedEarlier.push(pod.uid);
+      kubeWorld?.commit(proposal, names);
       cluster = applied.cluster;
       // Nodes that receive pods get a pod event; they are not candidates again in this pass.
       const openNames = new Set(open.map((c) => c.node.name));

@@ -1,66 +1,135 @@
 // Issue 11 item 4: a plan must survive the real scheduler. The search places moved pods best-fit (as
 // Karpenter's simulation does), but kube-scheduler's default scoring puts each pod on the feasible node
 // left least allocated, spreading pods out; a move that only works with tight packing then leaves pods
-// Pending. So before a method takes a move, the moved pods are placed again on the cluster as the move
-// leaves it (its replacements already there, as they are when the drain starts), the kube-scheduler way,
-// in two orders (largest first, and the scheduler queue's order: priority, then eviction order). The pods
-// moved by the pass's earlier decisions are placed again too, first: the real scheduler does not put them
-// where the tight packing did, so the room this move counts on may be gone. If a pod finds no node in
-// either order, the move is refused with the reason.
+// Pending. So before a method takes a move, the moved pods are placed again the kube-scheduler way, in
+// two orders (largest first, and the scheduler queue's order: priority, then eviction order), on the
+// cluster as the move leaves it (its replacements already there, as they are when the drain starts).
+//
+// That cluster is the pass's "kube-scheduler world" (issue 10: linear passes): the cluster as the pass's
+// accepted moves leave it with their pods where kube-scheduler would put them, not where the tight
+// packing of the search did. Each accepted move is committed to it once (its queue-order placement), so
+// a check places only the pods of its own nodes: the move's pods, and any pod of an earlier move that
+// kube-scheduler would have put on one of those nodes (in the real cluster those nodes are tainted when
+// the pass starts acting, so such a pod has to find a node elsewhere, and the room it takes is gone for
+// this move's pods). A check therefore costs the pods of one move, not every pod moved so far.
+// If a pod finds no node in either order, the move is refused with the reason.
 import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
-import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
+import type { Placement, Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { applyProposal, replacementNames } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
 import { podKey } from './pods.ts';
 
-export interface SchedulerCheckInput {
-  readonly cluster: Cluster;
+export interface SchedulerCheckContext {
   readonly nodePools: readonly NodePool[];
   readonly pools: ReadonlyMap<string, NodePool>;
   readonly catalog: Catalog;
   readonly nowMs: number;
   readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
-  /** Uids of the pods the pass's earlier decisions moved (bound in `cluster` where the search put them). */
-  readonly movedEarlier?: readonly string[];
-  /** The pass's simulator of `cluster` as it is: a move without replacements is checked on it, unbuilt. */
-  readonly current?: Simulator;
 }
 
-/** Undefined when every moved pod also finds a node under least-allocated scoring; else why not. */
-export function kubeSchedulerCheck(input: SchedulerCheckInput, proposal: Proposal): string | undefined {
-  const moved = proposal.candidates.flatMap((c) => c.pods);
-  if (moved.length === 0) return undefined;
-  const earlierUids = new Set(input.movedEarlier ?? []);
-  if (proposal.replacements.length === 0 && input.current) {
-    // Nothing is added: the simulator of the cluster as it is answers, with the move's nodes excluded;
-    // pods of earlier decisions, bound where the search put them, give their room back when re-placed.
-    const earlier = input.cluster.pods.filter((p) => earlierUids.has(p.uid));
-    return placeAll(input.current, new Set(proposal.candidates.map((c) => c.node.name)), [...earlier, ...moved]);
-  }
-  const names = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
-  const applied = applyProposal(input.cluster, proposal, input.pools, input.nowMs, names);
-  const earlier = applied.cluster.pods.filter((p) => earlierUids.has(p.uid));
-  const movedUids = new Set([...moved.map((p) => p.uid), ...earlierUids]);
-  const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
-  const build = (c: Cluster) => (input.simulatorFactory ?? createSimulator)({ cluster: c, nodePools: input.nodePools, catalog: input.catalog });
-  const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
-  if (earlier.length === 0) return placeAll(build(cluster), new Set(), unbind(moved));
-  // The earlier decisions' pods are rescheduled before this move's replacements exist: place them first
-  // without those nodes (in queue order), then this move's pods on the cluster as that leaves it.
-  const first = build(cluster).simulate({
-    excludedNodes: new Set(names),
-    pods: queueOrder(unbind(earlier)),
-    maxNewNodes: 0,
-    placement: 'least-allocated',
-    podOrder: 'as-given',
-    stopAtFirstFailure: true,
-  });
-  if (!first.allScheduled) return pendingReason(first.unschedulable[0]!.pod, first.unschedulable[0]!.reason);
-  const placed = new Map(first.placements.map((p) => [p.pod.uid, p.nodeName]));
-  const rebound = earlier.map((p) => ({ ...p, nodeName: placed.get(p.uid)! }));
-  return placeAll(build({ ...cluster, pods: [...cluster.pods, ...rebound] }), new Set(), unbind(moved));
+interface Checked {
+  readonly proposal: Proposal;
+  /** Uid -> node name in the checked cluster (replacements under their check names). */
+  readonly placements: ReadonlyMap<string, string>;
+  readonly moved: readonly Pod[];
+  readonly checkNames: readonly string[];
 }
+
+/**
+ * The kube-scheduler world of one pass. `check` answers whether a move's pods find nodes there the way
+ * kube-scheduler places them; `commit` records an accepted move (after its check, or unchecked).
+ */
+export class KubeSchedulerWorld {
+  private cluster: Cluster;
+  private simulator: Simulator | undefined;
+  /** Uids of pods moved by committed moves: the movable pods found on a later move's nodes. */
+  private readonly movedUids = new Set<string>();
+  private last: Checked | undefined;
+  /** False while every committed move moved no pod: the world is then the pass's own cluster. */
+  private diverged = false;
+
+  /**
+   * `start` is the cluster the pass starts from; `passSimulator`, when given, simulates the pass's
+   * cluster as it is now (the pass's own, rebuilt after each decision): the world uses it until a
+   * committed move has moved pods.
+   */
+  constructor(
+    private readonly ctx: SchedulerCheckContext,
+    start: Cluster,
+    private readonly passSimulator?: Simulator,
+  ) {
+    this.cluster = start;
+  }
+
+  /** Undefined when every moved pod also finds a node under least-allocated scoring; else why not. */
+  check(proposal: Proposal): string | undefined {
+    const result = this.place(proposal);
+    if (typeof result === 'string') return result;
+    this.last = result;
+    return undefined;
+  }
+
+  /** Takes an accepted move into the world: its nodes go, its replacements join, its pods land. */
+  commit(proposal: Proposal, names: readonly string[]): void {
+    let checked = this.last?.proposal === proposal ? this.last : undefined;
+    if (!checked) {
+      // A move taken without a check (emptiness, or checks turned off): place its pods all the same; a
+      // pod that finds no node is left out of the world (it would be Pending).
+      const result = this.place(proposal, false);
+      checked = typeof result === 'string' ? undefined : result;
+    }
+    this.last = undefined;
+    const applied = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, names);
+    if (!checked) {
+      this.cluster = applied.cluster;
+    } else {
+      const rename = new Map(checked.checkNames.map((n, i) => [n, names[i]!] as const));
+      const movedUids = new Set(checked.moved.map((p) => p.uid));
+      const rebound: Pod[] = [];
+      for (const pod of checked.moved) {
+        const to = checked.placements.get(pod.uid);
+        if (to !== undefined) rebound.push({ ...pod, nodeName: rename.get(to) ?? to });
+      }
+      this.cluster = { ...applied.cluster, pods: [...applied.cluster.pods.filter((p) => !movedUids.has(p.uid)), ...rebound] };
+    }
+    for (const c of proposal.candidates) for (const pod of c.pods) this.movedUids.add(pod.uid);
+    if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
+    this.simulator = undefined;
+  }
+
+  /** The pods a move sends to the scheduler: its own, and those of earlier moves the world put on its nodes. */
+  private movedBy(proposal: Proposal): Pod[] {
+    const own = proposal.candidates.flatMap((c) => c.pods);
+    if (this.movedUids.size === 0) return own;
+    const nodes = new Set(proposal.candidates.map((c) => c.node.name));
+    const ownUids = new Set(own.map((p) => p.uid));
+    const earlier = this.cluster.pods.filter((p) => p.nodeName !== undefined && nodes.has(p.nodeName) && this.movedUids.has(p.uid) && !ownUids.has(p.uid));
+    return [...own, ...earlier];
+  }
+
+  private place(proposal: Proposal, mustPlaceAll = true): Checked | string {
+    const moved = this.movedBy(proposal);
+    const nodes = new Set(proposal.candidates.map((c) => c.node.name));
+    if (moved.length === 0) return { proposal, placements: new Map(), moved, checkNames: [] };
+    if (proposal.replacements.length === 0) {
+      // Nothing is added: the world's simulator answers, with the move's nodes excluded.
+      const simulator = !this.diverged && this.passSimulator ? this.passSimulator : (this.simulator ??= this.build(this.cluster));
+      return placeAll(proposal, simulator, nodes, moved, [], mustPlaceAll);
+    }
+    const checkNames = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
+    const applied = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, checkNames);
+    const movedUids = new Set(moved.map((p) => p.uid));
+    const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
+    return placeAll(proposal, this.build(cluster), new Set(), unbind(moved), checkNames, mustPlaceAll);
+  }
+
+  private build(cluster: Cluster): Simulator {
+    return (this.ctx.simulatorFactory ?? createSimulator)({ cluster, nodePools: this.ctx.nodePools, catalog: this.ctx.catalog });
+  }
+}
+
+const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
 
 const queueOrder = (pods: readonly Pod[]): Pod[] =>
   pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
@@ -68,13 +137,27 @@ const queueOrder = (pods: readonly Pod[]): Pod[] =>
 const pendingReason = (pod: Pod, reason: string): string =>
   `not taken: placed the way kube-scheduler scores nodes (least allocated first), pod ${podKey(pod)} would stay Pending (${reason})`;
 
-function placeAll(simulator: Simulator, excludedNodes: ReadonlySet<string>, unbound: readonly Pod[]): string | undefined {
-  for (const [pods, podOrder] of [[unbound, 'largest-first'], [queueOrder(unbound), 'as-given']] as const) {
-    const result = simulator.simulate({ excludedNodes, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: true });
-    if (!result.allScheduled) {
+/**
+ * Both orders; the queue order's placement (what the real scheduler does) is the one kept. With
+ * `mustPlaceAll` false (an unchecked move) only the queue order runs and whatever fails is left out.
+ */
+function placeAll(
+  proposal: Proposal,
+  simulator: Simulator,
+  excludedNodes: ReadonlySet<string>,
+  moved: readonly Pod[],
+  checkNames: readonly string[],
+  mustPlaceAll: boolean,
+): Checked | string {
+  const runs = mustPlaceAll ? ([[moved, 'largest-first'], [queueOrder(moved), 'as-given']] as const) : ([[queueOrder(moved), 'as-given']] as const);
+  let placements: readonly Placement[] = [];
+  for (const [pods, podOrder] of runs) {
+    const result = simulator.simulate({ excludedNodes, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: mustPlaceAll });
+    if (!result.allScheduled && mustPlaceAll) {
       const first = result.unschedulable[0]!;
       return pendingReason(first.pod, first.reason);
     }
+    placements = result.placements;
   }
-  return undefined;
+  return { proposal, placements: new Map(placements.map((p) => [p.pod.uid, p.nodeName] as const)), moved, checkNames };
 }

@@ -64,8 +64,11 @@ export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
     // Terminating pods still hold their resources and ports until they are gone.
     const entry = used[i]!;
     entry.pods += 1;
-    for (const [key, value] of Object.entries(pod.requests)) {
-      if (key !== PODS) entry.resources[key] = (entry.resources[key] ?? 0) + value;
+    // for-in, not Object.entries: this loop runs over every pod on every rebuild of the simulation.
+    const requests = pod.requests;
+    const resources = entry.resources;
+    for (const key in requests) {
+      if (key !== PODS) resources[key] = (resources[key] ?? 0) + requests[key]!;
     }
     if (pod.hostPorts.length > 0) {
       for (const port of normalizeHostPorts(pod.hostPorts)) entry.ports.push({ ...port, podUid: pod.uid });

@@ -136,9 +136,11 @@ export class MatchSet {
 }
 
 export class PodIndex {
-  readonly pods: IndexedPod[] = [];
+  readonly pods: IndexedPod[];
   private readonly byUid = new Map<string, number>();
-  private readonly byNamespace = new Map<string, number[]>();
+  // Built on first use, per label key: a pass asks about the few keys its selectors name, so indexing
+  // every label of every pod on each rebuild of the simulation would be wasted (issue 10).
+  private byNamespaceLazy: Map<string, number[]> | undefined;
   private readonly byLabel = new Map<string, Map<string, number[]>>();
   private readonly matchSets = new Map<string, MatchSet>();
 
@@ -146,17 +148,31 @@ export class PodIndex {
     pods: readonly IndexedPod[],
     private readonly nodeLabels: readonly Labels[],
   ) {
-    for (const entry of pods) {
-      const i = this.pods.length;
-      this.pods.push(entry);
-      this.byUid.set(entry.pod.uid, i);
-      push(this.byNamespace, entry.pod.namespace, i);
-      for (const [key, value] of Object.entries(entry.pod.labels)) {
-        let values = this.byLabel.get(key);
-        if (!values) this.byLabel.set(key, (values = new Map()));
-        push(values, value, i);
-      }
+    this.pods = pods.slice();
+    for (let i = 0; i < this.pods.length; i++) this.byUid.set(this.pods[i]!.pod.uid, i);
+  }
+
+  private get byNamespace(): Map<string, number[]> {
+    if (!this.byNamespaceLazy) {
+      const map = new Map<string, number[]>();
+      for (let i = 0; i < this.pods.length; i++) push(map, this.pods[i]!.pod.namespace, i);
+      this.byNamespaceLazy = map;
     }
+    return this.byNamespaceLazy;
+  }
+
+  /** Pod positions by value of one label key (pods without the key are not listed). */
+  private labelValues(key: string): Map<string, number[]> {
+    let values = this.byLabel.get(key);
+    if (!values) {
+      values = new Map();
+      for (let i = 0; i < this.pods.length; i++) {
+        const labels = this.pods[i]!.pod.labels;
+        if (Object.hasOwn(labels, key)) push(values, labels[key]!, i);
+      }
+      this.byLabel.set(key, values);
+    }
+    return values;
   }
 
   indexOfUid(uid: string): number | undefined {
@@ -192,12 +208,13 @@ export class PodIndex {
       }
     };
     for (const [key, value] of Object.entries(set.selector.matchLabels ?? {})) {
-      consider([this.byLabel.get(key)?.get(value) ?? []]);
+      consider([this.labelValues(key).get(value) ?? []]);
     }
     for (const expression of set.selector.matchExpressions ?? []) {
-      const values = this.byLabel.get(expression.key);
-      if (expression.operator === 'In') consider((expression.values ?? []).map((v) => values?.get(v) ?? []));
-      else if (expression.operator === 'Exists') consider(values ? [...values.values()] : []);
+      if (expression.operator !== 'In' && expression.operator !== 'Exists') continue;
+      const values = this.labelValues(expression.key);
+      if (expression.operator === 'In') consider((expression.values ?? []).map((v) => values.get(v) ?? []));
+      else consider([...values.values()]);
     }
     if (set.namespaces.listed) consider(set.namespaces.listed.map((ns) => this.byNamespace.get(ns) ?? []));
     const matched: number[] = [];
