@@ -13,7 +13,9 @@
 //   issue-11   - everything: m-to-n repacks, size bound, kube-scheduler check, Karpenter's launch prices;
 //   acting     - issue-11 as the Lambda acts today: planned-only (multi-replacement) moves are skipped.
 //
-// Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted.
+// Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted. QUALITY_DEBUG=1 prints
+// each pass's decisions; QUALITY_NOTES=<pass> prints that pass's most frequent notes (why nodes stayed);
+// QUALITY_MAX_PASSES caps the passes (default 40).
 import { runConsolidationPass, type PassInput } from '../src/core/disruption/pass.ts';
 import { clusterLowerBound } from '../src/core/efficiency/lowerBound.ts';
 import { goDurationOrNull } from '../src/core/input/duration.ts';
@@ -262,6 +264,11 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const done = carryOut(cluster, acted, pass, pools, nowMs);
     cluster = done.cluster;
     evictions += done.evicted;
+    if (process.env['QUALITY_NOTES'] && pass === Number(process.env['QUALITY_NOTES'])) {
+      const hist = new Map<string, number>();
+      for (const list of outcome.notes.values()) for (const n of list) { const k = n.replace(/[0-9.]+/g, '#').slice(0, 160); hist.set(k, (hist.get(k) ?? 0) + 1); }
+      console.error([...hist].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${v} ${k}`).join('\n'));
+    }
     if (process.env['QUALITY_DEBUG']) {
       const pendingNow = cluster.pods.filter((p) => p.nodeName === undefined).length;
       console.error(`pass ${pass}: ${acted.length} decisions (${acted.map((d) => `${d.method}${d.move ? '/m-to-n' : ''}:${d.action}:${d.nodes.length}->${d.replacements.length}`).join(' ')}), pending ${pendingNow}, ${passSeconds.toFixed(2)} s`);

@@ -159,6 +159,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         nowMs: input.nowMs,
         gates: input.gates,
         cluster,
+        catalog: input.catalog,
         simulator: lazySimulator,
         ledger,
         candidates: open,

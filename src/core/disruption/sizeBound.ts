@@ -20,15 +20,23 @@ const ALLOCATABLE_SLACK = 1.05;
 
 export type TypeFilter = (type: InstanceType, offerings: readonly Offering[]) => boolean;
 
+/** The most cpu and memory a replacement of these candidates may have (Infinity when unbounded). */
+export function maxReplacementAllocatable(candidates: readonly Candidate[], bound: ReplacementBound): { cpu: number; memory: number } {
+  let largestCpu = 0;
+  let largestMemory = 0;
+  for (const c of candidates) {
+    largestCpu = Math.max(largestCpu, c.node.allocatable['cpu'] ?? 0);
+    largestMemory = Math.max(largestMemory, c.node.allocatable['memory'] ?? 0);
+  }
+  // Allocatable grows a little faster than size (reserved cpu and memory are mostly fixed per node), so
+  // a type of exactly twice the size has slightly more than twice the allocatable: allow for it.
+  return { cpu: bound.scale * largestCpu * ALLOCATABLE_SLACK, memory: bound.scale * largestMemory * ALLOCATABLE_SLACK };
+}
+
 /** The types a replacement of these candidates may be; undefined when nothing is bounded. */
 export function boundedTypes(candidates: readonly Candidate[], bound: ReplacementBound | null): TypeFilter | undefined {
   if (bound === null || (!Number.isFinite(bound.scale) && bound.maxPods === undefined)) return undefined;
-  const largestCpu = Math.max(0, ...candidates.map((c) => c.node.allocatable['cpu'] ?? 0));
-  const largestMemory = Math.max(0, ...candidates.map((c) => c.node.allocatable['memory'] ?? 0));
-  // Allocatable grows a little faster than size (reserved cpu and memory are mostly fixed per node), so
-  // a type of exactly twice the size has slightly more than twice the allocatable: allow for it.
-  const maxCpu = bound.scale * largestCpu * ALLOCATABLE_SLACK;
-  const maxMemory = bound.scale * largestMemory * ALLOCATABLE_SLACK;
+  const { cpu: maxCpu, memory: maxMemory } = maxReplacementAllocatable(candidates, bound);
   return (type) =>
     (type.allocatable['cpu'] ?? 0) <= maxCpu &&
     (type.allocatable['memory'] ?? 0) <= maxMemory &&

@@ -12,6 +12,7 @@
 import type { Candidate } from '../candidates.ts';
 import { explainLimit } from '../budgets.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
+import { RoomBound } from './roomBound.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
 type Ordering = (a: Candidate, b: Candidate) => number;
@@ -57,11 +58,25 @@ export function prefixSizes(count: number): number[] {
  * The best feasible prefix of `ordered`: every size of `prefixSizes` is tried, then the gap above the
  * largest feasible size is narrowed by binary search, since a few more nodes may still fit.
  */
-function bestPrefix(view: PassView, ordered: readonly Candidate[], seen: Map<string, Proposal | null>, found: Proposal[]): Proposal | undefined {
+function bestPrefix(
+  view: PassView,
+  ordered: readonly Candidate[],
+  seen: Map<string, Proposal | null>,
+  found: Proposal[],
+  room: RoomBound,
+): Proposal | undefined {
   const tryPrefix = (size: number): Proposal | null => {
     const prefix = ordered.slice(0, size);
     const key = prefix.map((c) => c.node.name).sort().join(',');
     let proposal = seen.get(key);
+    // (Not with Balanced pools: their score is weighed before the simulation, and a refusal it records
+    // must not depend on this shortcut.)
+    if (proposal === undefined && !view.balancedTotals && !room.mayFit(prefix, view.replacementBound, 1)) {
+      // Weighed and found too large for the room left: the simulation would say the same.
+      view.examine(prefix.map((c) => c.node.name));
+      proposal = null;
+      seen.set(key, proposal);
+    }
     if (proposal === undefined) {
       const verdict = evaluateRemoval(view, prefix, 'multi-node');
       proposal = verdict.ok ? verdict.proposal : null;
@@ -113,11 +128,12 @@ export function createMultiNode(): ConsolidationMethod {
       const seen = new Map<string, Proposal | null>();
       const found: Proposal[] = [];
       let tried = false;
+      const room = new RoomBound(view.cluster, view.catalog);
       for (const ordering of ORDERINGS) {
         const ordered = withinBudget(view, [...eligible].sort(ordering));
         if (ordered.length < 2) continue;
         tried = true;
-        bestPrefix(view, ordered, seen, found);
+        bestPrefix(view, ordered, seen, found, room);
       }
       // Budgets that round down to one node (10% of 10 or fewer) leave a merge no room; say so.
       if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name));

@@ -1,7 +1,7 @@
 // One interface for every consolidation method (the shape of Karpenter's disruption methods): a method
 // looks at the pass as the earlier decisions left it and proposes at most one command at a time.
 import type { FeatureGates } from '../../featureGates.ts';
-import type { Cluster, DisruptionReason } from '../../model/types.ts';
+import type { Catalog, Cluster, DisruptionReason } from '../../model/types.ts';
 import type { ConsolidationMethodName, ConsolidationScore, PlannedReplacement, RejectedMove } from '../../plan.ts';
 import type { PoolTotals } from '../balancedScore.ts';
 import type { SimulationResult, Simulator } from '../../scheduling/types.ts';
@@ -31,6 +31,8 @@ export interface PassView {
   readonly gates: FeatureGates;
   /** The cluster as the earlier decisions of this pass leave it. */
   readonly cluster: Cluster;
+  /** The instance types replacements are chosen from. */
+  readonly catalog: Catalog;
   readonly simulator: Simulator;
   readonly ledger: BudgetLedger;
   /** Candidates still open: not disrupted, not receiving pods from an earlier decision. Cheapest first. */
