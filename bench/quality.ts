@@ -240,7 +240,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   let cluster = generate(nodes, seed);
   const pools = [pool(budgetPercent)];
   const options: Partial<PassInput> =
-    mode === 'karpenter' ? { methods: ['emptiness', 'multi-node', 'single-node'], replacementBound: null, schedulerCheck: false } : {};
+    mode === 'karpenter' ? { methods: ['emptiness', 'multi-node', 'single-node'], replacementBound: null, schedulerCheck: false, reopenReceivers: false } : {};
   const base = { nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, ...options };
   const startCost = cost(cluster);
   const first = runConsolidationPass({ ...base, cluster, nowMs: T0, methods: [] });

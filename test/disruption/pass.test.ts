@@ -42,6 +42,34 @@ describe('a consolidation pass', () => {
     expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(0.768 - 0.192, 6);
   });
 
+  // Issue 11 item 6: without a consolidateAfter wait a node that receives pods stays a candidate, so
+  // the first plan goes as far as the next pass would; with a wait (or Karpenter's rule) it is left alone.
+  it.each([
+    ['consolidateAfter 0s: the receiving node is then emptied too', 0, true, ['delete', 'delete']],
+    ['consolidateAfter 1m: the receiving node waits for the next pass', 60_000, true, ['delete']],
+    ["Karpenter's rule (reopenReceivers false): left alone", 0, false, ['delete']],
+  ] as const)('%s', (_name, consolidateAfterMs, reopenReceivers, actions) => {
+    // `keep` (not disruptable) has the most room: kube-scheduler sends a's pod there, the search to b.
+    const keep = { ...big('keep'), annotations: { 'karpenter.sh/do-not-disrupt': 'true' } };
+    const nodes = [big('a'), big('b'), keep];
+    const pods = [
+      ...on('a', pod({ requests: { cpu: 500, memory: Gi } })),
+      ...on('b', pod({ requests: { cpu: 1000, memory: Gi } })),
+      ...on('keep', pod({ requests: { cpu: 100, memory: Gi } })),
+    ];
+    const out = pass(cluster({ nodes, pods }), [nodePool({ consolidateAfterMs })], m5Catalog(), { methods: ['single-node'], reopenReceivers });
+    expect(out.decisions.map((d) => d.action)).toEqual(actions);
+    expect(out.decisions[0]).toMatchObject({ action: 'delete', nodes: ['a'] });
+    if (actions.length === 2) {
+      // b goes with its own pod and the one it received from a (both fit on keep)
+      expect(out.decisions[1]).toMatchObject({ nodes: ['b'], currentPricePerHour: 0.192 });
+      expect(out.decisions[1]!.evictedPods).toHaveLength(2);
+      expect(Object.values(out.decisions[1]!.podDestinations)).toEqual(['keep', 'keep']);
+    } else {
+      expect(reasonsOf(out, 'b').join(' ')).toContain('receives pods from decision 1 of this pass');
+    }
+  });
+
   it('merges three nodes none of which can go alone into one cheaper node (multi-node)', () => {
     const nodes = ['a', 'b', 'c'].map(big);
     const pods = nodes.flatMap((n) => on(n.name, pod({ requests: { cpu: 2500, memory: 1 * Gi } })));

@@ -122,3 +122,23 @@ describe('kube-scheduler world of a pass', () => {
     expect(placed[0]!.sort()).toEqual(['fill-d', 'small-d']);
   });
 });
+
+describe('a node that received pods earlier in the pass (consolidateAfter 0s)', () => {
+  it('is not replaced when the pods it received would wait Pending until the replacement is Ready', () => {
+    // a's pod goes to b (the only other node); replacing b afterwards would taint b from the start, so
+    // that pod would have no node until b's replacement joins.
+    const nodes = [xlarge('a'), xlarge('b')];
+    const pods = [...on('a', pod({ name: 'from-a', requests: { cpu: 500, memory: Gi } })), ...on('b', pod({ requests: { cpu: 1000, memory: Gi } }))];
+    const out = runConsolidationPass({
+      cluster: cluster({ nodes, pods }),
+      nodePools: [nodePool()],
+      catalog: m5Catalog(),
+      nowMs: T0,
+      gates: { spotToSpotConsolidation: false },
+      parseDuration: durationOrNull,
+      methods: ['single-node'],
+    });
+    expect(out.decisions.map((d) => [d.action, d.nodes])).toEqual([['delete', ['a']]]);
+    expect((out.notes.get('b') ?? []).join(' ')).toMatch(/pod default\/from-a, which an earlier decision of this pass moves onto b, would stay Pending until this move's replacement is Ready/);
+  });
+});

@@ -22,14 +22,15 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal, destinationName, replacementNames } from './applyDecision.ts';
 import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
 import { BudgetLedger } from './budgets.ts';
-import { byDisruptionCost, evaluateNodes, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
+import { nodeDisruptionCost } from './disruptionCost.ts';
+import { byDisruptionCost, evaluateNodes, podsByNode, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
 import { createMultiNode } from './methods/multiNode.ts';
 import { createRepack } from './methods/repack.ts';
 import { createSingleNode } from './methods/singleNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts';
 import type { MethodName } from './policy.ts';
-import { podKey, type DurationParser } from './pods.ts';
+import { isReschedulable, podKey, type DurationParser } from './pods.ts';
 import { KubeSchedulerWorld } from './schedulerCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
@@ -63,6 +64,11 @@ export interface PassInput {
   readonly replacementBound?: ReplacementBound | null;
   /** Check every move against kube-scheduler's least-allocated placement (default true). */
   readonly schedulerCheck?: boolean;
+  /**
+   * Nodes that receive pods from a decision stay candidates in the same pass when their pool has no
+   * consolidateAfter wait (default true; false: Karpenter's rule, they are left alone until next pass).
+   */
+  readonly reopenReceivers?: boolean;
 }
 
 export interface PassOutcome {
@@ -145,6 +151,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode(), createRepack()].filter((m) => allowed.has(m.name));
   const replacementBound = input.replacementBound === undefined ? DEFAULT_REPLACEMENT_BOUND : input.replacementBound;
   const checkScheduler = input.schedulerCheck ?? true;
+  const reopenReceivers = input.reopenReceivers ?? true;
   const kubeWorld = checkScheduler
     ? new KubeSchedulerWorld(
         { nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}) },
@@ -191,12 +198,26 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       const applied = applyProposal(cluster, proposal, pools, input.nowMs, names);
       kubeWorld?.commit(proposal, names);
       cluster = applied.cluster;
-      // Nodes that receive pods get a pod event; they are not candidates again in this pass.
-      const openNames = new Set(open.map((c) => c.node.name));
-      for (const name of applied.receivingNodes) {
-        if (openNames.has(name)) note(name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
+      // Nodes that receive pods get a pod event: under a consolidateAfter wait they are not candidates
+      // again in this pass (seed 004). Without a wait (consolidateAfter 0s) the event changes nothing, so
+      // they stay open with the pods they now hold (issue 11 item 6: the first plan goes as far as later
+      // passes would; the nodes of the pass are all tainted before any pod is evicted, so pods still move
+      // once, and the kube-scheduler check moves only the pods its world has on them).
+      const stays = (c: Candidate): boolean => reopenReceivers && c.pool.consolidateAfterMs === 0;
+      for (const c of open) {
+        if (applied.receivingNodes.has(c.node.name) && !disruptedBy.has(c.node.name) && !stays(c)) {
+          note(c.node.name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
+        }
       }
-      open = open.filter((c) => !disruptedBy.has(c.node.name) && !applied.receivingNodes.has(c.node.name));
+      let podsNow: Map<string, Pod[]> | undefined;
+      open = open
+        .filter((c) => !disruptedBy.has(c.node.name) && (!applied.receivingNodes.has(c.node.name) || stays(c)))
+        .map((c) => {
+          if (!applied.receivingNodes.has(c.node.name)) return c;
+          podsNow ??= podsByNode(cluster);
+          const pods = (podsNow.get(c.node.name) ?? []).filter(isReschedulable);
+          return { ...c, pods, disruptionCost: nodeDisruptionCost(c.node, pods, c.pool, input.nowMs) };
+        });
       simulator = undefined; // the next simulation sees the cluster as this decision leaves it
     }
   }

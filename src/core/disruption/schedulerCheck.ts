@@ -98,14 +98,25 @@ export class KubeSchedulerWorld {
     this.simulator = undefined;
   }
 
-  /** The pods a move sends to the scheduler: its own, and those of earlier moves the world put on its nodes. */
+  /**
+   * The pods a move sends to the scheduler: those the world has on its nodes, its own (in the move's
+   * order) and those earlier moves left there. A pod the search put on one of these nodes but the world
+   * did not is not moved by this move: it is running somewhere else.
+   */
   private movedBy(proposal: Proposal): Pod[] {
     const own = proposal.candidates.flatMap((c) => c.pods);
     if (this.movedUids.size === 0) return own;
     const nodes = new Set(proposal.candidates.map((c) => c.node.name));
-    const ownUids = new Set(own.map((p) => p.uid));
-    const earlier = this.cluster.pods.filter((p) => p.nodeName !== undefined && nodes.has(p.nodeName) && this.movedUids.has(p.uid) && !ownUids.has(p.uid));
-    return [...own, ...earlier];
+    const here = new Map<string, Pod>();
+    for (const p of this.cluster.pods) if (p.nodeName !== undefined && nodes.has(p.nodeName)) here.set(p.uid, p);
+    const out: Pod[] = [];
+    for (const p of own) {
+      const inWorld = here.get(p.uid);
+      if (inWorld) out.push(inWorld);
+      here.delete(p.uid);
+    }
+    for (const p of here.values()) if (this.movedUids.has(p.uid)) out.push(p);
+    return out;
   }
 
   private place(proposal: Proposal, mustPlaceAll = true): Checked | string {
@@ -121,7 +132,29 @@ export class KubeSchedulerWorld {
     const applied = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, checkNames);
     const movedUids = new Set(moved.map((p) => p.uid));
     const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
-    return placeAll(proposal, this.build(cluster), new Set(), unbind(moved), checkNames, mustPlaceAll);
+    const simulator = this.build(cluster);
+    if (mustPlaceAll) {
+      // Pods an earlier move left on these nodes are evicted when that move drains, and these nodes are
+      // tainted from the start of the pass: until this move's replacements are Ready those pods need
+      // room elsewhere, or they would wait Pending.
+      const earlier = moved.filter((p) => this.movedUids.has(p.uid));
+      if (earlier.length > 0) {
+        const first = simulator.simulate({
+          excludedNodes: new Set(checkNames),
+          pods: queueOrder(unbind(earlier)),
+          maxNewNodes: 0,
+          placement: 'least-allocated',
+          podOrder: 'as-given',
+          stopAtFirstFailure: true,
+        });
+        if (!first.allScheduled) {
+          const miss = first.unschedulable[0]!;
+          const onNode = earlier.find((p) => p.uid === miss.pod.uid)?.nodeName ?? 'its nodes';
+          return `not taken: pod ${podKey(miss.pod)}, which an earlier decision of this pass moves onto ${onNode}, would stay Pending until this move's replacement is Ready (placed the way kube-scheduler scores nodes: ${miss.reason})`;
+        }
+      }
+    }
+    return placeAll(proposal, simulator, new Set(), unbind(moved), checkNames, mustPlaceAll);
   }
 
   private build(cluster: Cluster): Simulator {
