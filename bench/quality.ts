@@ -230,7 +230,12 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
       pods: [...kept, ...added.map((n) => dsPod(n.name)), ...evictedPods],
     };
     cluster = bindLeastAllocated(cluster, evictedPods, pools);
+    if (process.env['QUALITY_PENDING']) {
+      const now = cluster.pods.filter((p) => p.nodeName === undefined && evictedPods.some((e) => e.uid === p.uid));
+      if (now.length > 0) console.error(`  decision ${i + 1} (${d.method} ${d.action} ${d.nodes.length}->${d.replacements.length}): ${now.length} of its pods Pending: ${now.slice(0, 3).map((p) => `${p.name} ${p.requests['cpu']}m`).join(', ')}`);
+    }
   });
+  if (process.env['QUALITY_PENDING']) console.error(`  after the final retry: ${cluster.pods.filter((p) => p.nodeName === undefined).length} unbound before it`);
   return { cluster: bindLeastAllocated(cluster, cluster.pods.filter((p) => p.nodeName === undefined), pools), evicted };
 }
 
@@ -259,6 +264,10 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const acted = mode === 'acting' ? outcome.decisions.filter((d) => d.dryRunOnly === undefined) : outcome.decisions;
     if (pass === 1) firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
     if (mode !== 'acting') plannedOnly += planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+    if (process.env['QUALITY_NOTES'] && acted.length === 0) {
+      const cut = [...outcome.notes.values()].flat().find((n) => n.includes('carried out with the rest'));
+      if (cut) console.error(`pass ${pass}: no decision; ${cut}`);
+    }
     if (acted.length === 0) break;
     passes = pass;
     const done = carryOut(cluster, acted, pass, pools, nowMs);

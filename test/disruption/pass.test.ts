@@ -64,7 +64,7 @@ describe('a consolidation pass', () => {
       // b goes with its own pod and the one it received from a (both fit on keep)
       expect(out.decisions[1]).toMatchObject({ nodes: ['b'], currentPricePerHour: 0.192 });
       expect(out.decisions[1]!.evictedPods).toHaveLength(2);
-      expect(Object.values(out.decisions[1]!.podDestinations)).toEqual(['keep', 'keep']);
+      expect(Object.values(out.decisions[1]!.podDestinations ?? {})).toEqual(['keep', 'keep']);
     } else {
       expect(reasonsOf(out, 'b').join(' ')).toContain('receives pods from decision 1 of this pass');
     }

@@ -139,6 +139,6 @@ describe('a node that received pods earlier in the pass (consolidateAfter 0s)', 
       methods: ['single-node'],
     });
     expect(out.decisions.map((d) => [d.action, d.nodes])).toEqual([['delete', ['a']]]);
-    expect((out.notes.get('b') ?? []).join(' ')).toMatch(/pod default\/from-a, which an earlier decision of this pass moves onto b, would stay Pending until this move's replacement is Ready/);
+    expect((out.notes.get('b') ?? []).join(' ')).toMatch(/pod default\/from-a, which an earlier decision of this pass moves onto b, would stay Pending when that decision drains, before this move's replacement is Ready/);
   });
 });

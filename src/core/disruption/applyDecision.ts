@@ -52,6 +52,20 @@ export function applyProposal(
     }
   }
 
+  const added = replacementNodes(cluster, proposal, pools, nowMs, names);
+  return { cluster: { ...cluster, nodes: [...nodes, ...added.nodes], pods: [...pods, ...added.pods] }, receivingNodes };
+}
+
+/** A decision's replacements as Ready nodes of their cheapest type, with the daemonset pods they will run. */
+export function replacementNodes(
+  cluster: Cluster,
+  proposal: Proposal,
+  pools: ReadonlyMap<string, NodePool>,
+  nowMs: number,
+  names: readonly string[],
+): { nodes: Node[]; pods: Pod[] } {
+  const nodes: Node[] = [];
+  const pods: Pod[] = [];
   for (const [i, replacement] of proposal.replacements.entries()) {
     const plan = proposal.simulation?.newNodes[i];
     if (!plan) continue;
@@ -59,7 +73,7 @@ export function applyProposal(
     nodes.push(node);
     pods.push(...daemonSetPodsFor(cluster, node));
   }
-  return { cluster: { ...cluster, nodes, pods }, receivingNodes };
+  return { nodes, pods };
 }
 
 function replacementNode(

@@ -32,6 +32,7 @@ import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts
 import type { MethodName } from './policy.ts';
 import { isReschedulable, podKey, type DurationParser } from './pods.ts';
 import { KubeSchedulerWorld } from './schedulerCheck.ts';
+import { firstStrandingMove, type PlannedMove } from './planCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
@@ -143,7 +144,8 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     rejected.delete(key);
     rejected.set(key, move);
   };
-  const decisions: Decision[] = [];
+  let decisions: Decision[] = [];
+  const moves: PlannedMove[] = [];
   let rebuiltChecks = 0;
   const disruptedBy = new Map<string, number>();
 
@@ -192,6 +194,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       const index = decisions.length;
       const names = replacementNames(index + 1, proposal.replacements.length);
       decisions.push(toDecision(proposal, names));
+      moves.push({ proposal, names });
       ledger.take(proposal.candidates.map((c) => c.pool.name));
       for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
 
@@ -219,6 +222,28 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
           return { ...c, pods, disruptionCost: nodeDisruptionCost(c.node, pods, c.pool, input.nowMs) };
         });
       simulator = undefined; // the next simulation sees the cluster as this decision leaves it
+    }
+  }
+
+  if (kubeWorld?.reshuffled) {
+    // Moves took nodes that earlier moves had sent pods to: place the plan again as a whole, the way it
+    // is carried out, and cut it until no pod would be left Pending (planCheck.ts).
+    const ctx = { nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}) };
+    // Each round cuts the plan shorter, so this ends.
+    for (;;) {
+      const stranding = firstStrandingMove(ctx, input.cluster, moves.slice(0, decisions.length));
+      if (!stranding) break;
+      // The stranded pod's decision was checked against the cluster as the decisions before it left it;
+      // what takes its room is a later decision's taint. Those go first; the decision itself only when
+      // it is the last one left.
+      const keep = stranding.index < decisions.length - 1 ? stranding.index + 1 : stranding.index;
+      for (const dropped of decisions.slice(keep)) {
+        for (const name of dropped.nodes) {
+          disruptedBy.delete(name);
+          note(name, `not taken: ${stranding.reason}; looked at again next pass`);
+        }
+      }
+      decisions = decisions.slice(0, keep);
     }
   }
 

@@ -43,8 +43,14 @@ interface Checked {
 export class KubeSchedulerWorld {
   private cluster: Cluster;
   private simulator: Simulator | undefined;
-  /** Uids of pods moved by committed moves: the movable pods found on a later move's nodes. */
-  private readonly movedUids = new Set<string>();
+  /** Uids of pods moved by committed moves (the movable pods found on a later move's nodes), and when: the
+   * number of the commit that first moved each. */
+  private readonly movedAt = new Map<string, number>();
+  /** Replacement node -> the number of the commit that launched it. */
+  private readonly replacementAt = new Map<string, number>();
+  private commits = 0;
+  /** True once a committed move took pods an earlier move had sent to its nodes (see planCheck.ts). */
+  reshuffled = false;
   private last: Checked | undefined;
   /** False while every committed move moved no pod: the world is then the pass's own cluster. */
   private diverged = false;
@@ -93,7 +99,12 @@ export class KubeSchedulerWorld {
       }
       this.cluster = { ...applied.cluster, pods: [...applied.cluster.pods.filter((p) => !movedUids.has(p.uid)), ...rebound] };
     }
-    for (const c of proposal.candidates) for (const pod of c.pods) this.movedUids.add(pod.uid);
+    if (checked?.moved.some((p) => this.movedAt.has(p.uid))) this.reshuffled = true;
+    this.commits += 1;
+    for (const pod of [...proposal.candidates.flatMap((c) => c.pods), ...(checked?.moved ?? [])]) {
+      if (!this.movedAt.has(pod.uid)) this.movedAt.set(pod.uid, this.commits);
+    }
+    for (const name of names) this.replacementAt.set(name, this.commits);
     if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
     this.simulator = undefined;
   }
@@ -105,7 +116,7 @@ export class KubeSchedulerWorld {
    */
   private movedBy(proposal: Proposal): Pod[] {
     const own = proposal.candidates.flatMap((c) => c.pods);
-    if (this.movedUids.size === 0) return own;
+    if (this.movedAt.size === 0) return own;
     const nodes = new Set(proposal.candidates.map((c) => c.node.name));
     const here = new Map<string, Pod>();
     for (const p of this.cluster.pods) if (p.nodeName !== undefined && nodes.has(p.nodeName)) here.set(p.uid, p);
@@ -115,7 +126,7 @@ export class KubeSchedulerWorld {
       if (inWorld) out.push(inWorld);
       here.delete(p.uid);
     }
-    for (const p of here.values()) if (this.movedUids.has(p.uid)) out.push(p);
+    for (const p of here.values()) if (this.movedAt.has(p.uid)) out.push(p);
     return out;
   }
 
@@ -126,35 +137,63 @@ export class KubeSchedulerWorld {
     if (proposal.replacements.length === 0) {
       // Nothing is added: the world's simulator answers, with the move's nodes excluded.
       const simulator = !this.diverged && this.passSimulator ? this.passSimulator : (this.simulator ??= this.build(this.cluster));
-      return placeAll(proposal, simulator, nodes, moved, [], mustPlaceAll);
+      return this.placeAll(proposal, simulator, nodes, moved, [], mustPlaceAll);
     }
     const checkNames = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
     const applied = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, checkNames);
     const movedUids = new Set(moved.map((p) => p.uid));
     const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
-    const simulator = this.build(cluster);
-    if (mustPlaceAll) {
-      // Pods an earlier move left on these nodes are evicted when that move drains, and these nodes are
-      // tainted from the start of the pass: until this move's replacements are Ready those pods need
-      // room elsewhere, or they would wait Pending.
-      const earlier = moved.filter((p) => this.movedUids.has(p.uid));
-      if (earlier.length > 0) {
-        const first = simulator.simulate({
-          excludedNodes: new Set(checkNames),
-          pods: queueOrder(unbind(earlier)),
-          maxNewNodes: 0,
-          placement: 'least-allocated',
-          podOrder: 'as-given',
-          stopAtFirstFailure: true,
-        });
-        if (!first.allScheduled) {
-          const miss = first.unschedulable[0]!;
-          const onNode = earlier.find((p) => p.uid === miss.pod.uid)?.nodeName ?? 'its nodes';
-          return `not taken: pod ${podKey(miss.pod)}, which an earlier decision of this pass moves onto ${onNode}, would stay Pending until this move's replacement is Ready (placed the way kube-scheduler scores nodes: ${miss.reason})`;
-        }
-      }
+    return this.placeAll(proposal, this.build(cluster), new Set(), unbind(moved), checkNames, mustPlaceAll);
+  }
+
+  /**
+   * The move's pods placed least-allocated, largest first and in queue order (only the latter for an
+   * unchecked move; whatever fails is then left out). Pods an earlier move left on these nodes come first
+   * and without this move's replacements or those of the moves decided after theirs: they are evicted
+   * when that earlier move drains, and these nodes are tainted from the start of the pass (the actuator
+   * starts every command before any pod is evicted), so they need room elsewhere then. The queue order's
+   * placement is the one kept (what the real scheduler does).
+   */
+  private placeAll(
+    proposal: Proposal,
+    simulator: Simulator,
+    excludedNodes: ReadonlySet<string>,
+    moved: readonly Pod[],
+    checkNames: readonly string[],
+    mustPlaceAll: boolean,
+  ): Checked | string {
+    const earlier = moved.filter((p) => this.movedAt.has(p.uid));
+    const own = moved.filter((p) => !this.movedAt.has(p.uid));
+    let availableFrom: Map<string, number> | undefined;
+    if (earlier.length > 0) {
+      const since = Math.min(...earlier.map((p) => this.movedAt.get(p.uid)!));
+      availableFrom = new Map(checkNames.map((n) => [n, earlier.length] as const));
+      for (const [name, at] of this.replacementAt) if (at > since) availableFrom.set(name, earlier.length);
     }
-    return placeAll(proposal, simulator, new Set(), unbind(moved), checkNames, mustPlaceAll);
+    const first = queueOrder(earlier);
+    const orders = mustPlaceAll ? [[...first, ...[...own].sort(largestFirst)], [...first, ...queueOrder(own)]] : [[...first, ...queueOrder(own)]];
+    let placements: readonly Placement[] = [];
+    for (const pods of orders) {
+      const result = simulator.simulate({
+        excludedNodes,
+        pods,
+        maxNewNodes: 0,
+        placement: 'least-allocated',
+        podOrder: 'as-given',
+        stopAtFirstFailure: mustPlaceAll,
+        ...(availableFrom ? { availableFrom } : {}),
+      });
+      if (!result.allScheduled && mustPlaceAll) {
+        const miss = result.unschedulable[0]!;
+        if (this.movedAt.has(miss.pod.uid)) {
+          const onNode = this.cluster.pods.find((p) => p.uid === miss.pod.uid)?.nodeName ?? 'its nodes';
+          return `not taken: pod ${podKey(miss.pod)}, which an earlier decision of this pass moves onto ${onNode}, would stay Pending when that decision drains, before this move's replacement is Ready (placed the way kube-scheduler scores nodes: ${miss.reason})`;
+        }
+        return pendingReason(miss.pod, miss.reason);
+      }
+      placements = result.placements;
+    }
+    return { proposal, placements: new Map(placements.map((p) => [p.pod.uid, p.nodeName] as const)), moved, checkNames };
   }
 
   private build(cluster: Cluster): Simulator {
@@ -164,33 +203,16 @@ export class KubeSchedulerWorld {
 
 const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
 
+/** Largest first, as the simulation orders pods by default: cpu, then memory, then name. */
+const largestFirst = (a: Pod, b: Pod): number =>
+  (b.requests['cpu'] ?? 0) - (a.requests['cpu'] ?? 0) ||
+  (b.requests['memory'] ?? 0) - (a.requests['memory'] ?? 0) ||
+  (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0) ||
+  (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+  (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+
 const queueOrder = (pods: readonly Pod[]): Pod[] =>
   pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
 
 const pendingReason = (pod: Pod, reason: string): string =>
   `not taken: placed the way kube-scheduler scores nodes (least allocated first), pod ${podKey(pod)} would stay Pending (${reason})`;
-
-/**
- * Both orders; the queue order's placement (what the real scheduler does) is the one kept. With
- * `mustPlaceAll` false (an unchecked move) only the queue order runs and whatever fails is left out.
- */
-function placeAll(
-  proposal: Proposal,
-  simulator: Simulator,
-  excludedNodes: ReadonlySet<string>,
-  moved: readonly Pod[],
-  checkNames: readonly string[],
-  mustPlaceAll: boolean,
-): Checked | string {
-  const runs = mustPlaceAll ? ([[moved, 'largest-first'], [queueOrder(moved), 'as-given']] as const) : ([[queueOrder(moved), 'as-given']] as const);
-  let placements: readonly Placement[] = [];
-  for (const [pods, podOrder] of runs) {
-    const result = simulator.simulate({ excludedNodes, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder, stopAtFirstFailure: mustPlaceAll });
-    if (!result.allScheduled && mustPlaceAll) {
-      const first = result.unschedulable[0]!;
-      return pendingReason(first.pod, first.reason);
-    }
-    placements = result.placements;
-  }
-  return { proposal, placements: new Map(placements.map((p) => [p.pod.uid, p.nodeName] as const)), moved, checkNames };
-}

@@ -125,11 +125,23 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
   const unschedulable: UnschedulablePod[] = [];
   const prepared = request.pods.map(shared.prepare);
   const ordered = request.podOrder === 'as-given' ? prepared : prepared.sort(comparePods);
+  let joining: Int32Array | undefined;
+  if (request.availableFrom && request.availableFrom.size > 0) {
+    joining = new Int32Array(shared.nodes.length);
+    for (const [name, at] of request.availableFrom) {
+      const i = shared.nodeIndexByName.get(name);
+      if (i !== undefined) joining[i] = at;
+    }
+  }
+  let position = -1;
   for (const p of ordered) {
+    position += 1;
     const attempt = buildAttempt(p, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
 
     const existing =
-      request.placement === 'least-allocated' ? leastAllocatedExistingNode(shared, state, p, attempt).nodeIndex : bestExistingNode(shared, state, p, attempt);
+      request.placement === 'least-allocated'
+        ? leastAllocatedExistingNode(shared, state, p, attempt, joining, position).nodeIndex
+        : bestExistingNode(shared, state, p, attempt);
     if (existing !== undefined) {
       const node = shared.nodes[existing]!;
       state.placeOnExisting(p, node.index, node.labels);
@@ -293,7 +305,14 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
  * least allocated after the pod (mean of the free shares; NodeResourcesFit LeastAllocated), ties by
  * name. Every receiving node is examined, so this costs (pods) x (nodes); it only checks chosen plans.
  */
-function leastAllocatedExistingNode(shared: Shared, state: CallState, p: PreparedPod, attempt: TopologyAttempt | undefined): ExistingSearch {
+function leastAllocatedExistingNode(
+  shared: Shared,
+  state: CallState,
+  p: PreparedPod,
+  attempt: TopologyAttempt | undefined,
+  joining?: Int32Array,
+  position = 0,
+): ExistingSearch {
   const { nodes } = shared;
   let stage: Stage = Stage.Ok;
   let closestNode = -1;
@@ -301,7 +320,7 @@ function leastAllocatedExistingNode(shared: Shared, state: CallState, p: Prepare
   let bestScore = Number.NEGATIVE_INFINITY;
   for (const node of nodes) {
     const i = node.index;
-    if (state.excluded[i] || !node.receives) continue;
+    if (state.excluded[i] || !node.receives || (joining !== undefined && joining[i]! > position)) continue;
     const delta = state.deltas.get(i);
     const verdict = checkExisting(node, delta, p, attempt);
     if (verdict !== Stage.Ok) {

@@ -41,6 +41,12 @@ export interface SimulationRequest {
   readonly podOrder?: 'largest-first' | 'as-given';
   /** Instance types a new node may be (default: all the pools allow); e.g. a size or price cap. */
   readonly newNodeTypes?: (type: InstanceType, offerings: readonly Offering[]) => boolean;
+  /**
+   * Existing nodes that join part-way (with `podOrder: 'as-given'` and `least-allocated`): node name ->
+   * position in `pods` of the first pod that may be placed there (a replacement that is Ready only when
+   * its own command drains). Nodes not listed are there from the first pod.
+   */
+  readonly availableFrom?: ReadonlyMap<string, number>;
 }
 
 /** One instance type a new node could be, with the offerings (zone x capacity type) still allowed. */

@@ -1,0 +1,83 @@
+// The whole plan of a pass carried out the way the actuator does it (issue 11 item 4: a plan must not
+// create Pending pods). Every command of the pass is started, so every node it disrupts is tainted,
+// before any pod is evicted; a delete evicts at once, a replacement's command evicts when its new node
+// is Ready. kube-scheduler then places each evicted pod on the least allocated node that takes it.
+//
+// Each move was checked on its own (schedulerCheck.ts), in the order the pass decided them. When a
+// later move took a node onto which an earlier one had sent pods (a node that receives pods stays a
+// candidate under consolidateAfter 0s), those pods really go elsewhere, earlier than that check assumed,
+// and small differences of order add up over hundreds of moves. So the pass's plan is placed again as a
+// whole, in two orders: decision by decision (each replacement there from its own decision on), and
+// every delete first (what is evicted at once), then the replacements' pods. The plan is cut before
+// the first decision a pod of which finds no node in either order.
+import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
+import { createSimulator } from '../scheduling/simulator.ts';
+import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
+import { replacementNodes } from './applyDecision.ts';
+import type { Proposal } from './methods/types.ts';
+import { isReschedulable, podKey } from './pods.ts';
+
+export interface PlannedMove {
+  readonly proposal: Proposal;
+  /** The names its replacements carry in the plan. */
+  readonly names: readonly string[];
+}
+
+export interface PlanCheckContext {
+  readonly nodePools: readonly NodePool[];
+  readonly pools: ReadonlyMap<string, NodePool>;
+  readonly catalog: Catalog;
+  readonly nowMs: number;
+  readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
+}
+
+/** The first decision (index into `moves`) a pod of which would stay Pending, and why; undefined when none. */
+export function firstStrandingMove(ctx: PlanCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
+  if (moves.length === 0) return undefined;
+  const decidedBy = new Map<string, number>();
+  moves.forEach((m, index) => m.proposal.candidates.forEach((c) => decidedBy.set(c.node.name, index)));
+  // The pods each decision evicts, as the cluster holds them now (each pod is evicted once).
+  const evicted: Pod[][] = moves.map(() => []);
+  const kept: Pod[] = [];
+  for (const pod of start.pods) {
+    const index = pod.nodeName === undefined ? undefined : decidedBy.get(pod.nodeName);
+    if (index !== undefined && isReschedulable(pod)) evicted[index]!.push(unbind(pod));
+    else kept.push(pod);
+  }
+  const added = moves.map((m) => replacementNodes(start, m.proposal, ctx.pools, ctx.nowMs, m.names));
+  const cluster: Cluster = {
+    ...start,
+    nodes: [...start.nodes, ...added.flatMap((a) => a.nodes)],
+    pods: [...kept, ...added.flatMap((a) => a.pods)],
+  };
+  const simulator = (ctx.simulatorFactory ?? createSimulator)({ cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
+  const excluded = new Set(decidedBy.keys());
+  const decisionOf = new Map<string, number>();
+  evicted.forEach((pods, index) => pods.forEach((p) => decisionOf.set(p.uid, index)));
+
+  const byDecision = moves.map((_, index) => index);
+  const deletesFirst = [...byDecision.filter((i) => moves[i]!.proposal.replacements.length === 0), ...byDecision.filter((i) => moves[i]!.proposal.replacements.length > 0)];
+  let worst: { index: number; reason: string } | undefined;
+  for (const order of [byDecision, deletesFirst]) {
+    const pods: Pod[] = [];
+    const availableFrom = new Map<string, number>();
+    for (const index of order) {
+      for (const node of added[index]!.nodes) availableFrom.set(node.name, pods.length);
+      pods.push(...queueOrder(evicted[index]!));
+    }
+    if (pods.length === 0) continue;
+    const result = simulator.simulate({ excludedNodes: excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom });
+    if (result.allScheduled) continue;
+    const miss = result.unschedulable[0]!;
+    const index = decisionOf.get(miss.pod.uid)!;
+    if (!worst || index < worst.index) {
+      worst = { index, reason: `carried out with the rest of the pass's plan (every node tainted first, pods placed the way kube-scheduler scores nodes), pod ${podKey(miss.pod)} would stay Pending (${miss.reason})` };
+    }
+  }
+  return worst;
+}
+
+const unbind = ({ nodeName: _bound, ...pod }: Pod): Pod => pod;
+
+const queueOrder = (pods: readonly Pod[]): Pod[] =>
+  pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
