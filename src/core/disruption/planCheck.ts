@@ -10,12 +10,12 @@
 // whole, in two orders: decision by decision (each replacement there from its own decision on), and
 // every delete first (what is evicted at once), then the replacements' pods. The plan is cut before
 // the first decision a pod of which finds no node in either order.
-import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
+import type { Cluster, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
-import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { replacementNodes } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
 import { isReschedulable, podKey } from './pods.ts';
+import type { SchedulerCheckContext } from './schedulerCheck.ts';
 
 export interface PlannedMove {
   readonly proposal: Proposal;
@@ -23,27 +23,33 @@ export interface PlannedMove {
   readonly names: readonly string[];
 }
 
-export interface PlanCheckContext {
-  readonly nodePools: readonly NodePool[];
-  readonly pools: ReadonlyMap<string, NodePool>;
-  readonly catalog: Catalog;
-  readonly nowMs: number;
-  readonly simulatorFactory?: (input: SimulatorInput) => Simulator;
-}
-
 /** The first decision (index into `moves`) a pod of which would stay Pending, and why; undefined when none. */
-export function firstStrandingMove(ctx: PlanCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
+export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
   if (moves.length === 0) return undefined;
   const decidedBy = new Map<string, number>();
   moves.forEach((m, index) => m.proposal.candidates.forEach((c) => decidedBy.set(c.node.name, index)));
-  // The pods each decision evicts, as the cluster holds them now (each pod is evicted once).
-  const evicted: Pod[][] = moves.map(() => []);
+  // The pods each decision evicts, as the cluster holds them now (each pod is evicted once), in the
+  // decision's eviction order (its candidates' pods as listed; any other found there after them).
+  const onDecided = new Map<string, Pod>();
   const kept: Pod[] = [];
   for (const pod of start.pods) {
     const index = pod.nodeName === undefined ? undefined : decidedBy.get(pod.nodeName);
-    if (index !== undefined && isReschedulable(pod)) evicted[index]!.push(unbind(pod));
+    if (index !== undefined && isReschedulable(pod)) onDecided.set(pod.uid, pod);
     else kept.push(pod);
   }
+  const evicted: Pod[][] = moves.map((m) => {
+    const pods: Pod[] = [];
+    for (const c of m.proposal.candidates) {
+      for (const p of c.pods) {
+        const here = onDecided.get(p.uid);
+        if (here === undefined || here.nodeName !== c.node.name) continue;
+        pods.push(unbind(here));
+        onDecided.delete(p.uid);
+      }
+    }
+    return pods;
+  });
+  for (const pod of onDecided.values()) evicted[decidedBy.get(pod.nodeName!)!]!.push(unbind(pod));
   const added = moves.map((m) => replacementNodes(start, m.proposal, ctx.pools, ctx.nowMs, m.names));
   const cluster: Cluster = {
     ...start,
