@@ -68,6 +68,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
     pools,
     antiGroups: new AntiGroupIndex(groups),
     spreadBases: new Map<string, SpreadBase>(),
+    staticVerdicts: new Map<string, Int8Array>(),
   };
   const preparedPods = new WeakMap<Pod, PreparedPod>();
   const prepare = (pod: Pod): PreparedPod => {
