@@ -32,7 +32,7 @@ import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts
 import type { MethodName } from './policy.ts';
 import { isReschedulable, podKey, type DurationParser } from './pods.ts';
 import { KubeSchedulerWorld } from './schedulerCheck.ts';
-import { firstStrandingMove, type PlannedMove } from './planCheck.ts';
+import { strandFreePrefix, type PlannedMove } from './planCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
@@ -229,22 +229,14 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     // Moves took nodes that earlier moves had sent pods to: place the plan again as a whole, the way it
     // is carried out, and cut it until no pod would be left Pending (planCheck.ts).
     const ctx = { nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}) };
-    // Each round cuts the plan shorter, so this ends.
-    for (;;) {
-      const stranding = firstStrandingMove(ctx, input.cluster, moves.slice(0, decisions.length));
-      if (!stranding) break;
-      // The stranded pod's decision was checked against the cluster as the decisions before it left it;
-      // what takes its room is a later decision's taint. Those go first; the decision itself only when
-      // it is the last one left.
-      const keep = stranding.index < decisions.length - 1 ? stranding.index + 1 : stranding.index;
-      for (const dropped of decisions.slice(keep)) {
-        for (const name of dropped.nodes) {
-          disruptedBy.delete(name);
-          note(name, `not taken: ${stranding.reason}; looked at again next pass`);
-        }
+    const { kept, reason } = strandFreePrefix(ctx, input.cluster, moves);
+    for (const dropped of decisions.slice(kept)) {
+      for (const name of dropped.nodes) {
+        disruptedBy.delete(name);
+        note(name, `not taken: ${reason}; looked at again next pass`);
       }
-      decisions = decisions.slice(0, keep);
     }
+    decisions = decisions.slice(0, kept);
   }
 
   return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()] };

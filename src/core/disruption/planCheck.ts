@@ -87,3 +87,20 @@ const unbind = ({ nodeName: _bound, ...pod }: Pod): Pod => pod;
 
 const queueOrder = (pods: readonly Pod[]): Pod[] =>
   pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
+
+/**
+ * How many of the moves, in order, can be carried out together without leaving a pod Pending, and why
+ * the rest cannot. A stranded pod's move was checked against the cluster as the moves before it left it;
+ * what takes its room is the taint of a later move. So the later moves go first, and the stranded pod's
+ * own move only when it is the last one left. Each round cuts the plan shorter, so this ends.
+ */
+export function strandFreePrefix(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { kept: number; reason: string } {
+  let kept = moves.length;
+  let reason = '';
+  for (;;) {
+    const stranding = firstStrandingMove(ctx, start, moves.slice(0, kept));
+    if (!stranding) return { kept, reason };
+    reason = stranding.reason;
+    kept = stranding.index < kept - 1 ? stranding.index + 1 : stranding.index;
+  }
+}
