@@ -15,7 +15,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import { replacementNodes } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
 import { isReschedulable, podKey } from './pods.ts';
-import type { SchedulerCheckContext } from './schedulerCheck.ts';
+import { queueOrder, unbind, type SchedulerCheckContext } from './schedulerCheck.ts';
 
 export interface PlannedMove {
   readonly proposal: Proposal;
@@ -43,13 +43,13 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
       for (const p of c.pods) {
         const here = onDecided.get(p.uid);
         if (here === undefined || here.nodeName !== c.node.name) continue;
-        pods.push(unbind(here));
+        pods.push(...unbind([here]));
         onDecided.delete(p.uid);
       }
     }
     return pods;
   });
-  for (const pod of onDecided.values()) evicted[decidedBy.get(pod.nodeName!)!]!.push(unbind(pod));
+  for (const pod of onDecided.values()) evicted[decidedBy.get(pod.nodeName!)!]!.push(...unbind([pod]));
   const added = moves.map((m) => replacementNodes(start, m.proposal, ctx.pools, ctx.nowMs, m.names));
   const cluster: Cluster = {
     ...start,
@@ -82,11 +82,6 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
   }
   return worst;
 }
-
-const unbind = ({ nodeName: _bound, ...pod }: Pod): Pod => pod;
-
-const queueOrder = (pods: readonly Pod[]): Pod[] =>
-  pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
 
 /**
  * How many of the moves, in order, can be carried out together without leaving a pod Pending, and why

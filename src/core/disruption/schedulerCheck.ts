@@ -201,7 +201,8 @@ export class KubeSchedulerWorld {
   }
 }
 
-const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
+/** The pods as the scheduler sees them once evicted: bound to no node. */
+export const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
 
 /** Largest first, as the simulation orders pods by default: cpu, then memory, then name. */
 const largestFirst = (a: Pod, b: Pod): number =>
@@ -211,7 +212,8 @@ const largestFirst = (a: Pod, b: Pod): number =>
   (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
   (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
 
-const queueOrder = (pods: readonly Pod[]): Pod[] =>
+/** The scheduler queue's order: priority first, then the order given (eviction order). */
+export const queueOrder = (pods: readonly Pod[]): Pod[] =>
   pods.map((pod, i) => ({ pod, i })).sort((a, b) => b.pod.priority - a.pod.priority || a.i - b.i).map((e) => e.pod);
 
 const pendingReason = (pod: Pod, reason: string): string =>

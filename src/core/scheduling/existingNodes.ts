@@ -53,6 +53,11 @@ function effectiveLabels(node: Node): Labels {
 
 const isDisruptedTaint = (taint: Taint): boolean => taint.key === DisruptedTaint.key;
 
+/** Ready, not cordoned, not deleting, not being disrupted: the node may receive pods. */
+export function receivesPods(node: Node): boolean {
+  return node.ready && !node.unschedulable && !node.deleting && !node.taints.some(isDisruptedTaint);
+}
+
 export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
   const indexByName = new Map<string, number>();
   cluster.nodes.forEach((node, i) => indexByName.set(node.name, i));
@@ -89,7 +94,7 @@ export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
       node,
       name: node.name,
       labels: effectiveLabels(node),
-      receives: node.ready && !node.unschedulable && !node.deleting && !node.taints.some(isDisruptedTaint),
+      receives: receivesPods(node),
       alive: !node.deleting,
       blockingTaints,
       spreadTaints: node.unschedulable ? [...blockingTaints, UnschedulableTaint] : blockingTaints,

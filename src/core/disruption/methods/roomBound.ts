@@ -4,8 +4,8 @@
 // and pod slots of the receiving nodes that stay plus the largest replacement the move may launch. Room is counted generously (taints,
 // affinity, daemonset overhead and fragmentation ignored), so a prefix refused here is one the
 // simulation would refuse too; the plan is the same, only reached with fewer simulations.
-import { DisruptedTaint, type Catalog, type Cluster } from '../../model/types.ts';
-import { isTerminal } from '../../scheduling/existingNodes.ts';
+import type { Catalog, Cluster } from '../../model/types.ts';
+import { isTerminal, receivesPods } from '../../scheduling/existingNodes.ts';
 import type { Candidate } from '../candidates.ts';
 import { maxReplacementAllocatable, type ReplacementBound } from '../sizeBound.ts';
 
@@ -35,9 +35,8 @@ export class RoomBound {
       pods: t.allocatable['pods'] ?? Number.POSITIVE_INFINITY,
     }));
     for (const node of cluster.nodes) {
-      // The simulation's receiving nodes (existingNodes.ts): only they can take a moved pod.
-      const receives = node.ready && !node.unschedulable && !node.deleting && !node.taints.some((t) => t.key === DisruptedTaint.key);
-      if (!receives) continue;
+      // Only the simulation's receiving nodes can take a moved pod.
+      if (!receivesPods(node)) continue;
       const u = used.get(node.name);
       const cpu = Math.max(0, (node.allocatable['cpu'] ?? 0) - (u?.cpu ?? 0));
       const memory = Math.max(0, (node.allocatable['memory'] ?? 0) - (u?.memory ?? 0));
