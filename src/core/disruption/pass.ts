@@ -31,7 +31,7 @@ import { createSingleNode } from './methods/singleNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts';
 import type { MethodName } from './policy.ts';
 import { isReschedulable, podKey, type DurationParser } from './pods.ts';
-import { KubeSchedulerWorld } from './schedulerCheck.ts';
+import { KubeSchedulerWorld, type SchedulerCheckContext } from './schedulerCheck.ts';
 import { strandFreePrefix, type PlannedMove } from './planCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
@@ -154,13 +154,14 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const replacementBound = input.replacementBound === undefined ? DEFAULT_REPLACEMENT_BOUND : input.replacementBound;
   const checkScheduler = input.schedulerCheck ?? true;
   const reopenReceivers = input.reopenReceivers ?? true;
-  const kubeWorld = checkScheduler
-    ? new KubeSchedulerWorld(
-        { nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}) },
-        input.cluster,
-        lazySimulator,
-      )
-    : undefined;
+  const checkContext: SchedulerCheckContext = {
+    nodePools: input.nodePools,
+    pools,
+    catalog: input.catalog,
+    nowMs: input.nowMs,
+    ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}),
+  };
+  const kubeWorld = checkScheduler ? new KubeSchedulerWorld(checkContext, input.cluster, lazySimulator) : undefined;
 
   for (const method of methods) {
     for (;;) {
@@ -228,8 +229,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   if (kubeWorld?.reshuffled) {
     // Moves took nodes that earlier moves had sent pods to: place the plan again as a whole, the way it
     // is carried out, and cut it until no pod would be left Pending (planCheck.ts).
-    const ctx = { nodePools: input.nodePools, pools, catalog: input.catalog, nowMs: input.nowMs, ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}) };
-    const { kept, reason } = strandFreePrefix(ctx, input.cluster, moves);
+    const { kept, reason } = strandFreePrefix(checkContext, input.cluster, moves);
     for (const dropped of decisions.slice(kept)) {
       for (const name of dropped.nodes) {
         disruptedBy.delete(name);

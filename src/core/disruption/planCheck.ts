@@ -8,14 +8,14 @@
 // candidate under consolidateAfter 0s), those pods really go elsewhere, earlier than that check assumed,
 // and small differences of order add up over hundreds of moves. So the pass's plan is placed again as a
 // whole, in two orders: decision by decision (each replacement there from its own decision on), and
-// every delete first (what is evicted at once), then the replacements' pods. The plan is cut before
-// the first decision a pod of which finds no node in either order.
+// every delete first (what is evicted at once), then the replacements' pods; strandFreePrefix cuts it
+// until no pod is left without a node in either order.
 import type { Cluster, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { replacementNodes } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
 import { isReschedulable, podKey } from './pods.ts';
-import { queueOrder, unbind, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { queueOrder, unbound, type SchedulerCheckContext } from './schedulerCheck.ts';
 
 export interface PlannedMove {
   readonly proposal: Proposal;
@@ -43,13 +43,13 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
       for (const p of c.pods) {
         const here = onDecided.get(p.uid);
         if (here === undefined || here.nodeName !== c.node.name) continue;
-        pods.push(...unbind([here]));
+        pods.push(unbound(here));
         onDecided.delete(p.uid);
       }
     }
     return pods;
   });
-  for (const pod of onDecided.values()) evicted[decidedBy.get(pod.nodeName!)!]!.push(...unbind([pod]));
+  for (const pod of onDecided.values()) evicted[decidedBy.get(pod.nodeName!)!]!.push(unbound(pod));
   const added = moves.map((m) => replacementNodes(start, m.proposal, ctx.pools, ctx.nowMs, m.names));
   const cluster: Cluster = {
     ...start,

@@ -14,7 +14,7 @@
 // this move's pods). A check therefore costs the pods of one move, not every pod moved so far.
 // If a pod finds no node in either order, the move is refused with the reason.
 import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
-import { createSimulator } from '../scheduling/simulator.ts';
+import { createSimulator, largestFirst } from '../scheduling/simulator.ts';
 import type { Placement, Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { applyProposal, replacementNames } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
@@ -201,16 +201,10 @@ export class KubeSchedulerWorld {
   }
 }
 
-/** The pods as the scheduler sees them once evicted: bound to no node. */
-export const unbind = (pods: readonly Pod[]): Pod[] => pods.map(({ nodeName: _bound, ...pod }) => pod);
+/** A pod as the scheduler sees it once evicted: bound to no node. */
+export const unbound = ({ nodeName: _bound, ...pod }: Pod): Pod => pod;
 
-/** Largest first, as the simulation orders pods by default: cpu, then memory, then name. */
-const largestFirst = (a: Pod, b: Pod): number =>
-  (b.requests['cpu'] ?? 0) - (a.requests['cpu'] ?? 0) ||
-  (b.requests['memory'] ?? 0) - (a.requests['memory'] ?? 0) ||
-  (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0) ||
-  (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
-  (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+const unbind = (pods: readonly Pod[]): Pod[] => pods.map(unbound);
 
 /** The scheduler queue's order: priority first, then the order given (eviction order). */
 export const queueOrder = (pods: readonly Pod[]): Pod[] =>

@@ -25,7 +25,7 @@ import { preparePod, type PrepareContext, type PreparedPod } from './podConstrai
 import { Stage } from './reasons.ts';
 import { labelValue } from './labelSelector.ts';
 import { LabelKeys } from '../model/types.ts';
-import { formatRequests, maxResources } from './resources.ts';
+import { CPU, formatRequests, maxResources, MEMORY } from './resources.ts';
 import { firstUntoleratedTaint, formatTaint } from './taints.ts';
 import { AntiGroupIndex, buildAntiGroups, type SpreadBase } from './topology.ts';
 import type {
@@ -95,16 +95,17 @@ interface Shared {
   readonly prepare: (pod: Pod) => PreparedPod;
 }
 
-/** Largest first: cpu, then memory, descending; ties by namespace, name, uid. */
+/** Largest first: cpu, then memory, descending; ties by namespace, name, uid (`podOrder: 'largest-first'`). */
 function comparePods(a: PreparedPod, b: PreparedPod): number {
-  return (
-    b.cpu - a.cpu ||
-    b.memory - a.memory ||
-    compare(a.pod.namespace, b.pod.namespace) ||
-    compare(a.pod.name, b.pod.name) ||
-    compare(a.pod.uid, b.pod.uid)
-  );
+  return b.cpu - a.cpu || b.memory - a.memory || compareNames(a.pod, b.pod);
 }
+
+/** The simulation's largest-first order for pods not prepared yet (callers that order pods themselves). */
+export function largestFirst(a: Pod, b: Pod): number {
+  return (b.requests[CPU] ?? 0) - (a.requests[CPU] ?? 0) || (b.requests[MEMORY] ?? 0) - (a.requests[MEMORY] ?? 0) || compareNames(a, b);
+}
+
+const compareNames = (a: Pod, b: Pod): number => compare(a.namespace, b.namespace) || compare(a.name, b.name) || compare(a.uid, b.uid);
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
