@@ -8,7 +8,7 @@ import { mulberry32 } from '../../src/core/random.ts';
 import type { LabelSelector, Node, Pod, PodAffinityTerm } from '../../src/core/model/types.ts';
 import { buildAttempt } from '../../src/core/scheduling/attempt.ts';
 import { CallState } from '../../src/core/scheduling/callState.ts';
-import { buildExistingNodes } from '../../src/core/scheduling/existingNodes.ts';
+import { buildCpuOrder, buildExistingNodes } from '../../src/core/scheduling/existingNodes.ts';
 import type { NewNode } from '../../src/core/scheduling/newNode.ts';
 import { Namespaces, PodIndex, type IndexedPod, type MatchSet } from '../../src/core/scheduling/podIndex.ts';
 import type { PreparedPod } from '../../src/core/scheduling/podConstraints.ts';
@@ -106,7 +106,7 @@ function scenario(seed: number) {
   const excluded = new Set(nodes.filter(() => rand() < 0.3).map((n) => n.name));
   // Pods to move: those of excluded nodes, and a few from nodes that stay (they count as removed).
   const moving = pods.filter((p) => excluded.has(p.nodeName!) || rand() < 0.08);
-  const state = new CallState(existing, nodeIndexByName, boundNodeByUid, index, excluded, moving);
+  const state = new CallState(existing, nodeIndexByName, { nodeIndexOf: (p) => boundNodeByUid.get(p.uid) }, index, excluded, moving, buildCpuOrder(existing));
 
   const matchSets: MatchSet[] = selectors.flatMap((selector) => [
     index.matchSet(selector, namespaces.ofTerm({ labelSelector: selector, namespaces: [], topologyKey: ZONE }, 'ns1')),

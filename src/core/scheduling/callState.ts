@@ -2,7 +2,7 @@
 // away from nodes that stay, capacity and ports used by pods placed so far, and the new nodes opened.
 // The precomputed state is never written to, so simulations are independent.
 import type { Labels, Pod } from '../model/types.ts';
-import type { ExistingNode } from './existingNodes.ts';
+import type { BoundPods, CpuOrder, ExistingNode } from './existingNodes.ts';
 import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
 import { labelValue } from './labelSelector.ts';
 import type { NewNode } from './newNode.ts';
@@ -12,6 +12,7 @@ import { CPU, MEMORY, PODS } from './resources.ts';
 import type { CallView, PlacedPod, RemovedPod } from './topology.ts';
 import { CallCounts } from './callCounts.ts';
 import { TouchedOrder } from './touchedOrder.ts';
+import { UntouchedNodes } from './untouchedNodes.ts';
 
 /** Change of one existing node's free capacity in this simulation (positive: freed). */
 export interface NodeDelta {
@@ -36,31 +37,36 @@ export class CallState implements CallView {
   readonly counts: CallCounts;
   /** Changed nodes that stay and receive pods, by (free cpu, name). */
   readonly touched: TouchedOrder;
+  /** Receiving nodes neither excluded nor changed, in the untouched best-fit order. */
+  readonly untouched: UntouchedNodes;
 
   constructor(
     private readonly nodes: readonly ExistingNode[],
     nodeIndexByName: ReadonlyMap<string, number>,
-    /** Node index of every pod the cluster has bound and not finished, by uid. */
-    boundNodeByUid: ReadonlyMap<string, number>,
+    /** The node each pod the cluster has bound (and not finished) is on. */
+    bound: Pick<BoundPods, 'nodeIndexOf'>,
     index: PodIndex,
     excludedNodes: ReadonlySet<string>,
     pods: readonly Pod[],
+    cpuOrder: CpuOrder,
   ) {
     this.excluded = new Uint8Array(nodes.length);
+    this.untouched = new UntouchedNodes(cpuOrder);
     for (const name of excludedNodes) {
       const i = nodeIndexByName.get(name);
       if (i === undefined || this.excluded[i]) continue;
       this.excluded[i] = 1;
+      this.untouched.remove(i);
       if (nodes[i]!.alive) this.excludedAlive.push(i);
     }
     this.excludedAlive.sort((a, b) => a - b);
     for (const pod of pods) {
       // Only a pod the cluster really has on a node that stays frees anything there.
-      const i = boundNodeByUid.get(pod.uid);
+      const i = bound.nodeIndexOf(pod);
       if (i === undefined || this.excluded[i] || this.removedUids.has(pod.uid)) continue;
       // The pod leaves a node that stays: its capacity, ports and topology counts go with it.
       this.removedUids.add(pod.uid);
-      this.removed.push({ pod, nodeIndex: i, topologyIndex: index.indexOfUid(pod.uid) });
+      this.removed.push({ pod, nodeIndex: i, topologyIndex: index.indexOf(pod, i) });
       const delta = this.delta(i);
       delta.cpu += pod.requests[CPU] ?? 0;
       delta.memory += pod.requests[MEMORY] ?? 0;
@@ -77,7 +83,12 @@ export class CallState implements CallView {
 
   private noteFree(nodeIndex: number, delta: NodeDelta): void {
     const node = this.nodes[nodeIndex]!;
-    if (!this.excluded[nodeIndex] && node.receives) this.touched.set(nodeIndex, node.freeCpu + delta.cpu);
+    if (this.excluded[nodeIndex] || !node.receives) return;
+    // A node whose pod slots are used up takes no pod whatever its free cpu: best fit skips it for good
+    // (nodes of small types fill their slots with small pods long before their cpu; scanning them for
+    // every later pod was quadratic).
+    if (node.freePods + delta.pods < 1) this.touched.delete(nodeIndex);
+    else this.touched.set(nodeIndex, node.freeCpu + delta.cpu);
   }
 
   nodeLabel(nodeIndex: number, key: string): string | undefined {
@@ -89,6 +100,7 @@ export class CallState implements CallView {
     if (!delta) {
       delta = { cpu: 0, memory: 0, pods: 0, other: new Map(), freedPorts: new Set(), addedPorts: [] };
       this.deltas.set(nodeIndex, delta);
+      this.untouched.remove(nodeIndex);
     }
     return delta;
   }

@@ -38,7 +38,20 @@ export function isTerminal(pod: Pod): boolean {
   return pod.phase === 'Succeeded' || pod.phase === 'Failed';
 }
 
+// Node objects are immutable and a pass rebuilds the simulation after every decision from a cluster that
+// keeps the untouched nodes' objects: their effective labels are worked out once (issue 10).
+const labelsOfNode = new WeakMap<Node, Labels>();
+
 function effectiveLabels(node: Node): Labels {
+  let labels = labelsOfNode.get(node);
+  if (!labels) {
+    labels = completeLabels(node);
+    labelsOfNode.set(node, labels);
+  }
+  return labels;
+}
+
+function completeLabels(node: Node): Labels {
   const labels: Record<string, string> = { ...node.labels };
   const fill = (key: string, value: string | undefined): void => {
     if (value !== undefined && !Object.hasOwn(labels, key)) labels[key] = value;
@@ -59,13 +72,60 @@ export function receivesPods(node: Node): boolean {
 }
 
 export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
+  return indexCluster(cluster).nodes;
+}
+
+/**
+ * The pods bound to each node (not finished), by uid: tells whether a pod of a simulation request
+ * really is on a node, so that moving it frees room there. Kept per node rather than in one map of
+ * every pod: a lookup starts from the node the pod names, and a pass rebuilds this after each decision.
+ */
+export class BoundPods {
+  private byUid: Map<string, number> | undefined;
+
+  constructor(
+    private readonly uidsByNode: readonly string[][],
+    private readonly nodeIndexByName: ReadonlyMap<string, number>,
+  ) {}
+
+  /** The index of the node the cluster has `pod` (by uid) bound to, if any. */
+  nodeIndexOf(pod: Pod): number | undefined {
+    if (pod.nodeName !== undefined) {
+      const i = this.nodeIndexByName.get(pod.nodeName);
+      if (i !== undefined && this.uidsByNode[i]!.includes(pod.uid)) return i;
+    }
+    // A copy of the pod that names another node (or none): look the uid up among all of them.
+    if (!this.byUid) {
+      this.byUid = new Map();
+      this.uidsByNode.forEach((uids, i) => uids.forEach((uid) => this.byUid!.set(uid, i)));
+    }
+    return this.byUid.get(pod.uid);
+  }
+}
+
+/** What a simulator needs of the cluster's nodes and bound pods, from one pass over the pods. */
+export interface IndexedCluster {
+  readonly nodes: ExistingNode[];
+  readonly nodeIndexByName: Map<string, number>;
+  /** Pods that count for affinity and spread: bound to a node that is not deleting, not terminating. */
+  readonly counted: { pod: Pod; nodeIndex: number }[];
+  readonly bound: BoundPods;
+}
+
+export function indexCluster(cluster: Cluster): IndexedCluster {
   const indexByName = new Map<string, number>();
   cluster.nodes.forEach((node, i) => indexByName.set(node.name, i));
   const used = cluster.nodes.map(() => ({ resources: {} as Record<string, number>, pods: 0, ports: [] as PortOnNode[] }));
+  const uidsByNode: string[][] = cluster.nodes.map(() => []);
+  const deleting = cluster.nodes.map((node) => node.deleting);
+  const counted: { pod: Pod; nodeIndex: number }[] = [];
   for (const pod of cluster.pods) {
     if (pod.nodeName === undefined || isTerminal(pod)) continue;
     const i = indexByName.get(pod.nodeName);
     if (i === undefined) continue;
+    uidsByNode[i]!.push(pod.uid);
+    // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
+    if (!pod.terminating && !deleting[i]) counted.push({ pod, nodeIndex: i });
     // Terminating pods still hold their resources and ports until they are gone.
     const entry = used[i]!;
     entry.pods += 1;
@@ -79,7 +139,7 @@ export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
       for (const port of normalizeHostPorts(pod.hostPorts)) entry.ports.push({ ...port, podUid: pod.uid });
     }
   }
-  return cluster.nodes.map((node, index) => {
+  const nodes = cluster.nodes.map((node, index): ExistingNode => {
     const usage = used[index]!;
     const freeOther: Record<string, number> = {};
     for (const [key, value] of Object.entries(node.allocatable)) {
@@ -106,20 +166,36 @@ export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
       ports: usage.ports,
     };
   });
+  return { nodes, nodeIndexByName: indexByName, counted, bound: new BoundPods(uidsByNode, indexByName) };
 }
 
 /** Receiving nodes ordered by (free cpu, name): best fit is the first feasible one at or above a request. */
 export interface CpuOrder {
   readonly nodeIndexes: Int32Array;
   readonly freeCpu: Float64Array;
+  /** Node index -> its position in `nodeIndexes` (-1: the node does not receive pods). */
+  readonly positionOf: Int32Array;
+  /**
+   * The starting state of a simulation's UntouchedNodes (untouchedNodes.ts): nodes without a free pod
+   * slot are already skipped, since no pod fits there unless a pod leaves (and then the node is changed).
+   */
+  readonly untouchedStart: Int32Array;
 }
 
 export function buildCpuOrder(nodes: readonly ExistingNode[]): CpuOrder {
   const receiving = nodes.filter((n) => n.receives);
   receiving.sort((a, b) => a.freeCpu - b.freeCpu || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const positionOf = new Int32Array(nodes.length).fill(-1);
+  const untouchedStart = new Int32Array(receiving.length);
+  receiving.forEach((n, position) => {
+    positionOf[n.index] = position;
+    if (n.freePods < 1) untouchedStart[position] = position + 2;
+  });
   return {
     nodeIndexes: Int32Array.from(receiving.map((n) => n.index)),
     freeCpu: Float64Array.from(receiving.map((n) => n.freeCpu)),
+    positionOf,
+    untouchedStart,
   };
 }
 

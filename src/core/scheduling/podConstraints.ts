@@ -2,7 +2,7 @@
 // object: the disruption layer simulates the same pods many times per pass.
 import type { Pod, Requirement } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
-import type { ExistingNode } from './existingNodes.ts';
+import type { BoundPods, ExistingNode } from './existingNodes.ts';
 import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
 import type { TypeCatalog } from './instanceTypes.ts';
 import { matchesSelector, withMatchLabelKeys } from './labelSelector.ts';
@@ -53,6 +53,8 @@ export interface PreparedPod {
 export interface PrepareContext {
   readonly nodes: readonly ExistingNode[];
   readonly index: PodIndex;
+  /** Where the cluster has each pod bound (to find a prepared pod's own entry in the index). */
+  readonly bound: Pick<BoundPods, 'nodeIndexOf'>;
   readonly namespaces: Namespaces;
   readonly catalog: TypeCatalog;
   readonly pools: readonly PoolInfo[];
@@ -95,7 +97,7 @@ export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
     selfAffine: affinity.every((t) => t.matchSet.matches(pod.namespace, pod.labels)),
     spread,
     repelledBy: ctx.antiGroups.matching(pod),
-    topologyIndex: ctx.index.indexOfUid(pod.uid),
+    topologyIndex: ctx.index.indexOf(pod, ctx.bound.nodeIndexOf(pod)),
     staticVerdicts: sharedStaticVerdicts(pod, alternatives, ctx),
   };
 }

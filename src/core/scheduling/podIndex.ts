@@ -137,7 +137,8 @@ export class MatchSet {
 
 export class PodIndex {
   readonly pods: IndexedPod[];
-  private readonly byUid = new Map<string, number>();
+  /** Positions of the pods on each node (a uid is looked up on the node the pod is bound to). */
+  private readonly byNode: number[][];
   // Built on first use, per label key: a pass asks about the few keys its selectors name, so indexing
   // every label of every pod on each rebuild of the simulation would be wasted (issue 10).
   private byNamespaceLazy: Map<string, number[]> | undefined;
@@ -149,7 +150,8 @@ export class PodIndex {
     private readonly nodeLabels: readonly Labels[],
   ) {
     this.pods = pods.slice();
-    for (let i = 0; i < this.pods.length; i++) this.byUid.set(this.pods[i]!.pod.uid, i);
+    this.byNode = nodeLabels.map(() => []);
+    for (let i = 0; i < this.pods.length; i++) this.byNode[this.pods[i]!.nodeIndex]!.push(i);
   }
 
   private get byNamespace(): Map<string, number[]> {
@@ -175,8 +177,14 @@ export class PodIndex {
     return values;
   }
 
-  indexOfUid(uid: string): number | undefined {
-    return this.byUid.get(uid);
+  /**
+   * The position of `pod` (by uid) in the index, if it counts; `boundTo` is the node the cluster has it
+   * bound to (BoundPods), undefined when it is bound nowhere (then it does not count).
+   */
+  indexOf(pod: Pod, boundTo: number | undefined): number | undefined {
+    if (boundTo === undefined) return undefined;
+    for (const i of this.byNode[boundTo] ?? []) if (this.pods[i]!.pod.uid === pod.uid) return i;
+    return undefined;
   }
 
   nodeLabel(nodeIndex: number, key: string): string | undefined {

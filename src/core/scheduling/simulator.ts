@@ -14,13 +14,13 @@ import type { Pod } from '../model/types.ts';
 import { buildAttempt, checkTopologyOnExisting, type ExplainContext, type TopologyAttempt } from './attempt.ts';
 import { CallState, type NodeDelta } from './callState.ts';
 import { prepareDaemonSets } from './daemonSetOverhead.ts';
-import { buildCpuOrder, buildExistingNodes, firstWithCpu, isTerminal, type ExistingNode } from './existingNodes.ts';
+import { buildCpuOrder, firstWithCpu, indexCluster, type BoundPods, type ExistingNode } from './existingNodes.ts';
 import { firstPortConflict, formatPort } from './hostPorts.ts';
 import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
 import { labelsMatchAlternatives } from './nodeAffinity.ts';
 import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
-import { Namespaces, PodIndex, type IndexedPod } from './podIndex.ts';
+import { Namespaces, PodIndex } from './podIndex.ts';
 import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
 import { Stage } from './reasons.ts';
 import { labelValue } from './labelSelector.ts';
@@ -40,19 +40,7 @@ import type {
 
 export function createSimulator(input: SimulatorInput): Simulator {
   const { cluster } = input;
-  const nodes = buildExistingNodes(cluster);
-  const nodeIndexByName = new Map(nodes.map((n) => [n.name, n.index] as const));
-  const counted: IndexedPod[] = [];
-  const boundNodeByUid = new Map<string, number>();
-  for (const pod of cluster.pods) {
-    if (pod.nodeName === undefined || isTerminal(pod)) continue;
-    const nodeIndex = nodeIndexByName.get(pod.nodeName);
-    if (nodeIndex !== undefined) boundNodeByUid.set(pod.uid, nodeIndex);
-    if (pod.terminating) continue;
-    // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
-    if (nodeIndex === undefined || !nodes[nodeIndex]!.alive) continue;
-    counted.push({ pod, nodeIndex });
-  }
+  const { nodes, nodeIndexByName, counted, bound } = indexCluster(cluster);
   const nodeLabels = nodes.map((n) => n.labels);
   const index = new PodIndex(counted, nodeLabels);
   const namespaces = new Namespaces(cluster.namespaces);
@@ -63,6 +51,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
   const prepareContext: PrepareContext = {
     nodes,
     index,
+    bound,
     namespaces,
     catalog,
     pools,
@@ -79,14 +68,14 @@ export function createSimulator(input: SimulatorInput): Simulator {
     }
     return prepared;
   };
-  const shared: Shared = { nodes, nodeIndexByName, boundNodeByUid, nodeLabels, index, catalog, pools, cpuOrder, prepare };
+  const shared: Shared = { nodes, nodeIndexByName, bound, nodeLabels, index, catalog, pools, cpuOrder, prepare };
   return { simulate: (request) => simulate(shared, request) };
 }
 
 interface Shared {
   readonly nodes: readonly ExistingNode[];
   readonly nodeIndexByName: ReadonlyMap<string, number>;
-  readonly boundNodeByUid: ReadonlyMap<string, number>;
+  readonly bound: BoundPods;
   readonly nodeLabels: readonly Record<string, string>[];
   readonly index: PodIndex;
   readonly catalog: TypeCatalog;
@@ -110,7 +99,7 @@ const compareNames = (a: Pod, b: Pod): number => compare(a.namespace, b.namespac
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function simulate(shared: Shared, request: SimulationRequest): SimulationResult {
-  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.boundNodeByUid, shared.index, request.excludedNodes, request.pods);
+  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.bound, shared.index, request.excludedNodes, request.pods, shared.cpuOrder);
   const allowed = request.newNodePools ? new Set(request.newNodePools) : undefined;
   const pools = allowed ? shared.pools.filter((p) => allowed.has(p.name)) : shared.pools;
   const maxNewNodes = Math.max(0, Math.floor(request.maxNewNodes));
@@ -227,9 +216,9 @@ function bestExistingNode(shared: Shared, state: CallState, p: PreparedPod, atte
   const { nodes, cpuOrder } = shared;
   let best = -1;
   const count = cpuOrder.nodeIndexes.length;
-  for (let k = firstWithCpu(cpuOrder, p.cpu); k < count; k++) {
+  const { untouched } = state;
+  for (let k = untouched.firstFrom(firstWithCpu(cpuOrder, p.cpu)); k < count; k = untouched.firstFrom(k + 1)) {
     const i = cpuOrder.nodeIndexes[k]!;
-    if (state.excluded[i] || state.deltas.has(i)) continue;
     if (checkExisting(nodes[i]!, undefined, p, attempt) === Stage.Ok) {
       best = i;
       break;

@@ -32,6 +32,14 @@ export class TouchedOrder {
     this.order.splice(this.position(freeCpu, this.nodes[nodeIndex]!.name), 0, nodeIndex);
   }
 
+  /** Takes the node off the list (it has no pod slot left: no pod can go there). */
+  delete(nodeIndex: number): void {
+    const previous = this.free.get(nodeIndex);
+    if (previous === undefined) return;
+    this.order.splice(this.position(previous, this.nodes[nodeIndex]!.name), 1);
+    this.free.delete(nodeIndex);
+  }
+
   /** First position whose free cpu is at least `cpu`. */
   firstWithCpu(cpu: number): number {
     let low = 0;
