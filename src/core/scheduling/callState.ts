@@ -13,6 +13,7 @@ import type { CallView, PlacedPod, RemovedPod } from './topology.ts';
 import { CallCounts } from './callCounts.ts';
 import { TouchedOrder } from './touchedOrder.ts';
 import { UntouchedNodes } from './untouchedNodes.ts';
+import { LeastAllocatedOrder, type FreeRoom } from './leastAllocated.ts';
 
 /** Change of one existing node's free capacity in this simulation (positive: freed). */
 export interface NodeDelta {
@@ -39,6 +40,8 @@ export class CallState implements CallView {
   readonly touched: TouchedOrder;
   /** Receiving nodes neither excluded nor changed, in the untouched best-fit order. */
   readonly untouched: UntouchedNodes;
+  /** kube-scheduler's order of the nodes, built by the first pod placed least-allocated. */
+  private leastAllocatedOrder: LeastAllocatedOrder | undefined;
 
   constructor(
     private readonly nodes: readonly ExistingNode[],
@@ -84,11 +87,31 @@ export class CallState implements CallView {
   private noteFree(nodeIndex: number, delta: NodeDelta): void {
     const node = this.nodes[nodeIndex]!;
     if (this.excluded[nodeIndex] || !node.receives) return;
+    this.leastAllocatedOrder?.update(nodeIndex, this.room(nodeIndex));
     // A node whose pod slots are used up takes no pod whatever its free cpu: best fit skips it for good
     // (nodes of small types fill their slots with small pods long before their cpu; scanning them for
     // every later pod was quadratic).
     if (node.freePods + delta.pods < 1) this.touched.delete(nodeIndex);
     else this.touched.set(nodeIndex, node.freeCpu + delta.cpu);
+  }
+
+  /** A node's free cpu, memory and pod slots in this simulation. */
+  room(nodeIndex: number): FreeRoom {
+    const node = this.nodes[nodeIndex]!;
+    const delta = this.deltas.get(nodeIndex);
+    return delta
+      ? { cpu: node.freeCpu + delta.cpu, memory: node.freeMemory + delta.memory, pods: node.freePods + delta.pods }
+      : { cpu: node.freeCpu, memory: node.freeMemory, pods: node.freePods };
+  }
+
+  /** The receiving nodes that are not excluded, in kube-scheduler's order (leastAllocated.ts). */
+  leastAllocated(): LeastAllocatedOrder {
+    if (!this.leastAllocatedOrder) {
+      const candidates: number[] = [];
+      for (const node of this.nodes) if (node.receives && !this.excluded[node.index]) candidates.push(node.index);
+      this.leastAllocatedOrder = new LeastAllocatedOrder(this.nodes, candidates, (i) => this.room(i));
+    }
+    return this.leastAllocatedOrder;
   }
 
   nodeLabel(nodeIndex: number, key: string): string | undefined {

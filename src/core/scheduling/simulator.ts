@@ -294,7 +294,8 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
 /**
  * kube-scheduler's default choice among feasible existing nodes: the one whose cpu and memory stay the
  * least allocated after the pod (mean of the free shares; NodeResourcesFit LeastAllocated), ties by
- * name. Every receiving node is examined, so this costs (pods) x (nodes); it only checks chosen plans.
+ * name (leastAllocated.ts keeps the nodes in that order). Only a pod that fits nowhere has every node
+ * examined, to explain why.
  */
 function leastAllocatedExistingNode(
   shared: Shared,
@@ -305,33 +306,38 @@ function leastAllocatedExistingNode(
   position = 0,
 ): ExistingSearch {
   const { nodes } = shared;
+  const found = state.leastAllocated().best(
+    p.cpu,
+    p.memory,
+    (i) => state.room(i),
+    (i) => checkExisting(nodes[i]!, state.deltas.get(i), p, attempt) === Stage.Ok,
+    joining ? (i) => joining[i]! > position : undefined,
+  );
+  if (found !== undefined) return { nodeIndex: found, stage: Stage.Ok, closestNode: -1 };
+  return explainLeastAllocated(shared, state, p, attempt, joining, position);
+}
+
+/** Every receiving node examined for a pod that fits on none: how far the closest one got. */
+function explainLeastAllocated(
+  shared: Shared,
+  state: CallState,
+  p: PreparedPod,
+  attempt: TopologyAttempt | undefined,
+  joining: Int32Array | undefined,
+  position: number,
+): ExistingSearch {
+  const { nodes } = shared;
   let stage: Stage = Stage.Ok;
   let closestNode = -1;
-  let best = -1;
-  let bestScore = Number.NEGATIVE_INFINITY;
   for (const node of nodes) {
     const i = node.index;
     if (state.excluded[i] || !node.receives || (joining !== undefined && joining[i]! > position)) continue;
-    const delta = state.deltas.get(i);
-    const verdict = checkExisting(node, delta, p, attempt);
-    if (verdict !== Stage.Ok) {
-      if (verdict > stage) {
-        stage = verdict;
-        closestNode = i;
-      }
-      continue;
-    }
-    const cpuAllocatable = node.node.allocatable['cpu'] ?? 0;
-    const memoryAllocatable = node.node.allocatable['memory'] ?? 0;
-    const freeCpu = node.freeCpu + (delta?.cpu ?? 0) - p.cpu;
-    const freeMemory = node.freeMemory + (delta?.memory ?? 0) - p.memory;
-    const score = ((cpuAllocatable > 0 ? freeCpu / cpuAllocatable : 0) + (memoryAllocatable > 0 ? freeMemory / memoryAllocatable : 0)) / 2;
-    if (score > bestScore + 1e-12 || (Math.abs(score - bestScore) <= 1e-12 && compare(node.name, nodes[best]!.name) < 0)) {
-      best = i;
-      bestScore = score;
+    const verdict = checkExisting(node, state.deltas.get(i), p, attempt);
+    if (verdict !== Stage.Ok && verdict > stage) {
+      stage = verdict;
+      closestNode = i;
     }
   }
-  if (best >= 0) return { nodeIndex: best, stage: Stage.Ok, closestNode: -1 };
   if (closestNode < 0) closestNode = nodes.findIndex((n) => !state.excluded[n.index] && n.receives);
   return { nodeIndex: undefined, stage: stage === Stage.Ok ? Stage.Resources : stage, closestNode };
 }
