@@ -3,51 +3,20 @@
 // touchedOrder.ts); whatever it skips, each pod must still land where scanning every node would put it:
 // the feasible node left with the least free cpu, ties by name.
 import { describe, expect, it } from 'vitest';
-import type { Node, Pod } from '../../src/core/model/types.ts';
+import type { Pod } from '../../src/core/model/types.ts';
 import { UntouchedNodes } from '../../src/core/scheduling/untouchedNodes.ts';
 import { buildCpuOrder, buildExistingNodes } from '../../src/core/scheduling/existingNodes.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import { cluster, m5Catalog, Mi, node, nodePool, pod } from '../builders.ts';
+import { placedBy, random, referencePlacement, type Choose } from './reference.ts';
 
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+/** Best fit: the node left with the least free cpu, ties by name; pods largest first. */
+const bestFit: Choose = (_pod, fits) => fits.reduce<(typeof fits)[number] | undefined>((best, f) => (!best || f.room.cpu < best.room.cpu ? f : best), undefined)?.node;
 
-/** The reference: every node examined for every pod, largest pod first (cpu, memory, then name). */
-function referenceBestFit(nodes: readonly Node[], bound: readonly Pod[], excluded: ReadonlySet<string>, moving: readonly Pod[]): Map<string, string | undefined> {
-  const free = new Map(nodes.map((n) => [n.name, { cpu: n.allocatable['cpu']!, memory: n.allocatable['memory']!, pods: n.allocatable['pods']! }]));
-  const movingUids = new Set(moving.map((p) => p.uid));
-  for (const p of bound) {
-    if (movingUids.has(p.uid)) continue;
-    const f = free.get(p.nodeName!)!;
-    f.cpu -= p.requests['cpu'] ?? 0;
-    f.memory -= p.requests['memory'] ?? 0;
-    f.pods -= 1;
-  }
-  const order = [...moving].sort(
+const largestFirst = (pods: readonly Pod[]): Pod[] =>
+  [...pods].sort(
     (a, b) => b.requests['cpu']! - a.requests['cpu']! || b.requests['memory']! - a.requests['memory']! || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
   );
-  const out = new Map<string, string | undefined>();
-  for (const p of order) {
-    let best: string | undefined;
-    for (const n of [...nodes].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const f = free.get(n.name)!;
-      if (excluded.has(n.name) || f.cpu < p.requests['cpu']! || f.memory < p.requests['memory']! || f.pods < 1) continue;
-      if (best === undefined || f.cpu < free.get(best)!.cpu) best = n.name;
-    }
-    out.set(p.uid, best);
-    if (best === undefined) break;
-    const f = free.get(best)!;
-    f.cpu -= p.requests['cpu']!;
-    f.memory -= p.requests['memory']!;
-    f.pods -= 1;
-  }
-  return out;
-}
 
 describe('best fit skips what cannot take a pod, and places exactly as a full scan', () => {
   it.each(Array.from({ length: 12 }, (_, k) => ({ seed: k + 1 })))('random cluster, seed $seed', ({ seed }) => {
@@ -68,10 +37,7 @@ describe('best fit skips what cannot take a pod, and places exactly as a full sc
     const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
     const result = simulator.simulate({ excludedNodes: excluded, pods: moving, maxNewNodes: 0, stopAtFirstFailure: true });
 
-    const expected = referenceBestFit(nodes, bound, excluded, moving);
-    const actual = new Map<string, string | undefined>(result.placements.map((p) => [p.pod.uid, p.nodeName]));
-    for (const u of result.unschedulable) actual.set(u.pod.uid, undefined);
-    expect(actual).toEqual(expected);
+    expect(placedBy(result)).toEqual(referencePlacement(nodes, bound, excluded, largestFirst(moving), bestFit));
     expect(moving.length).toBeGreaterThan(0);
   });
 });
