@@ -28,6 +28,9 @@ export const ORDERINGS: readonly Ordering[] = [
       requestedCpuMillis(b) / Math.max(1, b.node.allocatable['cpu'] ?? 1) || byName(a, b),
 ];
 
+/** How many of the best moves found are checked against kube-scheduler's placement before giving up. */
+const MAX_SCHEDULER_TRIES = 6;
+
 /** Candidates in order, keeping per pool only as many as its Underutilized budget still allows. */
 export function withinBudget(view: PassView, ordered: readonly Candidate[]): Candidate[] {
   const taken = new Map<string, number>();
@@ -69,8 +72,10 @@ interface OrderingSearch {
  *  1. each ordering tries every size of `prefixSizes` (a few more nodes than the largest feasible size
  *     may still fit, and those sizes are not monotone for small merges);
  *  2. the gap above each ordering's largest feasible size is narrowed by binary search, the ordering
- *     with the best move first, and a gap is left as soon as even deleting every node in it outright
- *     could not beat the best move found so far: a prefix saves at most the price of its nodes.
+ *     with the best move first, and a gap is left as soon as nothing in it could still be among the
+ *     moves the scheduler check may try (the best MAX_SCHEDULER_TRIES found so far): a prefix saves at
+ *     most the price of its nodes, even deleted outright. So the move taken is the one the full search
+ *     would take, whichever of those moves kube-scheduler's placement refuses.
  * Step 2's bound is what keeps a pass on thousands of nodes affordable (issue 10: at 5,000 nodes each
  * narrowing simulation places tens of thousands of pods, and only one ordering's move is taken).
  */
@@ -82,7 +87,9 @@ function searchOrderings(
   savingsBound: boolean,
 ): void {
   const seen = new Map<string, Proposal | null>();
-  let best: Proposal | undefined;
+  // Savings of the best distinct moves found so far, at most MAX_SCHEDULER_TRIES of them, descending.
+  const topSavings: number[] = [];
+  const counted = new Set<string>();
   const tryPrefix = (ordered: readonly Candidate[], size: number): Proposal | null => {
     const prefix = ordered.slice(0, size);
     const key = prefix.map((c) => c.node.name).sort().join(',');
@@ -102,7 +109,12 @@ function searchOrderings(
     }
     if (proposal) {
       found.push(proposal);
-      if (better(proposal, best)) best = proposal;
+      if (!counted.has(key)) {
+        counted.add(key);
+        topSavings.push(proposal.savingsPerHour);
+        topSavings.sort((a, b) => b - a);
+        if (topSavings.length > MAX_SCHEDULER_TRIES) topSavings.pop();
+      }
     }
     return proposal;
   };
@@ -129,8 +141,10 @@ function searchOrderings(
     let lo = largestOk + 1;
     let hi = nextTried - 1;
     while (lo <= hi) {
-      // Nothing in the gap can save more than its largest prefix's whole price.
-      if (savingsBound && best && pricePrefix[hi]! < best.savingsPerHour - 1e-9) break;
+      // Nothing in the gap can save more than its largest prefix's whole price: when that is less than
+      // each of the best moves the scheduler check may try, no move in the gap is ever tried.
+      const last = topSavings[MAX_SCHEDULER_TRIES - 1];
+      if (savingsBound && last !== undefined && pricePrefix[hi]! < last - 1e-9) break;
       const mid = Math.floor((lo + hi) / 2);
       if (tryPrefix(ordered, mid)) lo = mid + 1;
       else hi = mid - 1;
@@ -146,7 +160,7 @@ export function better(a: Proposal, b: Proposal | undefined): boolean {
 }
 
 export interface MultiNodeOptions {
-  /** Leave a gap that cannot beat the best move found (default true; false: narrow every gap, for tests). */
+  /** Leave a gap that cannot hold a move the check would try (default true; false: narrow every gap, for tests). */
   readonly savingsBound?: boolean;
 }
 
@@ -173,7 +187,6 @@ export function createMultiNode(options: MultiNodeOptions = {}): ConsolidationMe
  * The best of the found proposals that also survives kube-scheduler's placement (PassView.schedulerCheck);
  * a rejected one is noted on its nodes and the next best is tried.
  */
-const MAX_SCHEDULER_TRIES = 6;
 
 export function firstAccepted(view: PassView, found: readonly Proposal[]): Proposal | undefined {
   const unique = new Map<string, Proposal>();
