@@ -53,7 +53,9 @@ export function applyProposal(
   }
 
   const added = replacementNodes(cluster, proposal, pools, nowMs, names);
-  return { cluster: { ...cluster, nodes: [...nodes, ...added.nodes], pods: [...pods, ...added.pods] }, receivingNodes };
+  nodes.push(...added.nodes);
+  for (const pod of added.pods) pods.push(pod);
+  return { cluster: { ...cluster, nodes, pods }, receivingNodes };
 }
 
 /** A decision's replacements as Ready nodes of their cheapest type, with the daemonset pods they will run. */

@@ -84,7 +84,7 @@ export class BoundPods {
   private byUid: Map<string, number> | undefined;
 
   constructor(
-    private readonly uidsByNode: readonly string[][],
+    private readonly podsByNode: readonly Pod[][],
     private readonly nodeIndexByName: ReadonlyMap<string, number>,
   ) {}
 
@@ -92,12 +92,17 @@ export class BoundPods {
   nodeIndexOf(pod: Pod): number | undefined {
     if (pod.nodeName !== undefined) {
       const i = this.nodeIndexByName.get(pod.nodeName);
-      if (i !== undefined && this.uidsByNode[i]!.includes(pod.uid)) return i;
+      if (i !== undefined) {
+        const here = this.podsByNode[i]!;
+        // Usually the very object the cluster holds; a copy is recognised by its uid.
+        if (here.includes(pod)) return i;
+        for (const p of here) if (p.uid === pod.uid) return i;
+      }
     }
     // A copy of the pod that names another node (or none): look the uid up among all of them.
     if (!this.byUid) {
       this.byUid = new Map();
-      this.uidsByNode.forEach((uids, i) => uids.forEach((uid) => this.byUid!.set(uid, i)));
+      this.podsByNode.forEach((pods, i) => pods.forEach((p) => this.byUid!.set(p.uid, i)));
     }
     return this.byUid.get(pod.uid);
   }
@@ -113,42 +118,51 @@ export interface IndexedCluster {
 }
 
 export function indexCluster(cluster: Cluster): IndexedCluster {
+  const count = cluster.nodes.length;
   const indexByName = new Map<string, number>();
   cluster.nodes.forEach((node, i) => indexByName.set(node.name, i));
-  const used = cluster.nodes.map(() => ({ resources: {} as Record<string, number>, pods: 0, ports: [] as PortOnNode[] }));
-  const uidsByNode: string[][] = cluster.nodes.map(() => []);
+  // Per node: cpu, memory and pods used in typed arrays, any other resource and host ports only when a
+  // pod asks for them (this loop runs over every pod on every rebuild of the simulation).
+  const usedCpu = new Float64Array(count);
+  const usedMemory = new Float64Array(count);
+  const usedPods = new Int32Array(count);
+  const usedOther: (Record<string, number> | undefined)[] = new Array(count);
+  const ports: (PortOnNode[] | undefined)[] = new Array(count);
+  const podsByNode: Pod[][] = cluster.nodes.map(() => []);
   const deleting = cluster.nodes.map((node) => node.deleting);
   const counted: { pod: Pod; nodeIndex: number }[] = [];
   for (const pod of cluster.pods) {
     if (pod.nodeName === undefined || isTerminal(pod)) continue;
     const i = indexByName.get(pod.nodeName);
     if (i === undefined) continue;
-    uidsByNode[i]!.push(pod.uid);
+    podsByNode[i]!.push(pod);
     // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
     if (!pod.terminating && !deleting[i]) counted.push({ pod, nodeIndex: i });
     // Terminating pods still hold their resources and ports until they are gone.
-    const entry = used[i]!;
-    entry.pods += 1;
-    // for-in, not Object.entries: this loop runs over every pod on every rebuild of the simulation.
+    usedPods[i]! += 1;
     const requests = pod.requests;
-    const resources = entry.resources;
     for (const key in requests) {
-      if (key !== PODS) resources[key] = (resources[key] ?? 0) + requests[key]!;
+      const value = requests[key]!;
+      if (key === CPU) usedCpu[i]! += value;
+      else if (key === MEMORY) usedMemory[i]! += value;
+      else if (key !== PODS) {
+        const other = (usedOther[i] ??= {});
+        other[key] = (other[key] ?? 0) + value;
+      }
     }
     if (pod.hostPorts.length > 0) {
-      for (const port of normalizeHostPorts(pod.hostPorts)) entry.ports.push({ ...port, podUid: pod.uid });
+      const list = (ports[i] ??= []);
+      for (const port of normalizeHostPorts(pod.hostPorts)) list.push({ ...port, podUid: pod.uid });
     }
   }
   const nodes = cluster.nodes.map((node, index): ExistingNode => {
-    const usage = used[index]!;
     const freeOther: Record<string, number> = {};
-    for (const [key, value] of Object.entries(node.allocatable)) {
-      if (key !== CPU && key !== MEMORY && key !== PODS) freeOther[key] = value;
+    for (const key in node.allocatable) {
+      if (key !== CPU && key !== MEMORY && key !== PODS) freeOther[key] = node.allocatable[key]!;
     }
-    for (const [key, value] of Object.entries(usage.resources)) {
-      if (key !== CPU && key !== MEMORY) freeOther[key] = (freeOther[key] ?? 0) - value;
-    }
-    const blockingTaints = node.taints.filter(blocksScheduling);
+    const other = usedOther[index];
+    if (other) for (const key in other) freeOther[key] = (freeOther[key] ?? 0) - other[key]!;
+    const blockingTaints = node.taints.length > 0 ? node.taints.filter(blocksScheduling) : NO_TAINTS;
     return {
       index,
       node,
@@ -158,16 +172,19 @@ export function indexCluster(cluster: Cluster): IndexedCluster {
       alive: !node.deleting,
       blockingTaints,
       spreadTaints: node.unschedulable ? [...blockingTaints, UnschedulableTaint] : blockingTaints,
-      freeCpu: (node.allocatable[CPU] ?? 0) - (usage.resources[CPU] ?? 0),
-      freeMemory: (node.allocatable[MEMORY] ?? 0) - (usage.resources[MEMORY] ?? 0),
+      freeCpu: (node.allocatable[CPU] ?? 0) - usedCpu[index]!,
+      freeMemory: (node.allocatable[MEMORY] ?? 0) - usedMemory[index]!,
       // A node that does not state a pod limit is not limited by pod count.
-      freePods: (node.allocatable[PODS] ?? Number.POSITIVE_INFINITY) - usage.pods,
+      freePods: (node.allocatable[PODS] ?? Number.POSITIVE_INFINITY) - usedPods[index]!,
       freeOther,
-      ports: usage.ports,
+      ports: ports[index] ?? NO_PORTS,
     };
   });
-  return { nodes, nodeIndexByName: indexByName, counted, bound: new BoundPods(uidsByNode, indexByName) };
+  return { nodes, nodeIndexByName: indexByName, counted, bound: new BoundPods(podsByNode, indexByName) };
 }
+
+const NO_TAINTS: readonly Taint[] = [];
+const NO_PORTS: readonly PortOnNode[] = [];
 
 /** Receiving nodes ordered by (free cpu, name): best fit is the first feasible one at or above a request. */
 export interface CpuOrder {
