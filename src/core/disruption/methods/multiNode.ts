@@ -57,7 +57,7 @@ export function prefixSizes(count: number): number[] {
   return [...sizes].sort((a, b) => a - b);
 }
 
-/** One ordering's search: its candidates, the prefixes tried, and what the sizes of `prefixSizes` found. */
+/** One ordering's search: its candidates in order, their running prices, and what `prefixSizes` found. */
 interface OrderingSearch {
   readonly ordered: readonly Candidate[];
   /** Running sums of the candidates' prices: `pricePrefix[k]` is the price of the first k. */
@@ -68,7 +68,7 @@ interface OrderingSearch {
 }
 
 /**
- * The best feasible prefix over several orderings, in two steps:
+ * Collects into `found` the feasible prefixes of several orderings, in two steps:
  *  1. each ordering tries every size of `prefixSizes` (a few more nodes than the largest feasible size
  *     may still fit, and those sizes are not monotone for small merges);
  *  2. the gap above each ordering's largest feasible size is narrowed by binary search, the ordering
