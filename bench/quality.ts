@@ -320,9 +320,21 @@ if (process.env['QUALITY_PROFILE']) {
   }
   process.exit(0);
 }
-const sizes = (process.argv[2] ?? '100,500').split(',').map(Number);
-const seeds = (process.argv[3] ?? '1,2,3').split(',').map(Number);
-const budgets = (process.argv[4] ?? "10,100").split(",").map(Number);
+/** A comma-separated list of numbers (a budget may be written `10%`); anything else stops the run. */
+function numbers(arg: string, what: string, percent = false): number[] {
+  return arg.split(',').map((item) => {
+    const value = Number(percent ? item.replace(/%$/, '') : item);
+    if (item.trim() === '' || !Number.isFinite(value)) {
+      console.error(`bench:quality: ${what} must be numbers separated by commas${percent ? ' (10 or 10%)' : ''}, got "${item}" in "${arg}"`);
+      process.exit(2);
+    }
+    return value;
+  });
+}
+
+const sizes = numbers(process.argv[2] ?? '100,500', 'sizes');
+const seeds = numbers(process.argv[3] ?? '1,2,3', 'seeds');
+const budgets = numbers(process.argv[4] ?? '10,100', 'budgets', true);
 const modes = (process.argv[5] ?? "karpenter,issue-11,acting").split(",") as Mode[];
 const rows: ReturnType<typeof run>[] = [];
 console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  pending  evictions  passes  planned-only$/h  seconds');
