@@ -318,6 +318,21 @@ describe('topology spread', () => {
       expected: 'b1',
     },
     {
+      // `old` (excluded) is the only node of us-east-1a: that zone is no longer a domain.
+      name: 'a zone whose every node leaves is no longer a domain (allows)',
+      scenario: { nodes: [zonal('b1', 'us-east-1b')], pods: on('b1', labelled('w-b', { app: 'web' })), moving: [mover()] },
+      expected: 'b1',
+    },
+    {
+      name: 'a zone that keeps a node stays a domain, even a full one (forbids)',
+      scenario: {
+        nodes: [zonal('a1', 'us-east-1a', { allocatable: full }), zonal('b1', 'us-east-1b')],
+        pods: on('b1', labelled('w-b', { app: 'web' })),
+        moving: [mover()],
+      },
+      expected: '-',
+    },
+    {
       name: 'hostname spread forbids a node already ahead',
       scenario: {
         nodes: [zonal('a1', 'us-east-1a'), zonal('a2', 'us-east-1a', { allocatable: full })],

@@ -135,6 +135,7 @@ export class CallCounts {
   /** Placed pods (their index in `view.placed`) by label pair. */
   private readonly placedByPair = new Map<string, number[]>();
   private readonly spreadDomainsCache = new Map<SpreadBase, StaticSpreadDomains>();
+  private readonly excludedByKey = new Map<string, Map<string, number>>();
 
   constructor(
     private readonly view: CallView,
@@ -214,19 +215,44 @@ export class CallCounts {
   spreadDomains(base: SpreadBase, key: string): StaticSpreadDomains {
     let cached = this.spreadDomainsCache.get(base);
     if (!cached) {
-      const lostNodes = new Map<string, number>();
-      for (const nodeIndex of this.view.excludedAlive) {
-        if (!base.eligible[nodeIndex]) continue;
-        bump(lostNodes, this.view.nodeLabel(nodeIndex, key)!, 1);
-      }
+      // A domain with more nodes than the simulation excludes there keeps one whatever the constraint's
+      // eligibility: only the others need the eligible excluded nodes counted (zones never do, and a
+      // merge of thousands of nodes asked this for every spread constraint of its pods).
+      const excludedHere = this.excludedByDomain(key);
       const domains = new Set<string>();
-      for (const [domain, nodes] of base.domainNodes) if (nodes - (lostNodes.get(domain) ?? 0) > 0) domains.add(domain);
+      let atRisk = false;
+      for (const [domain, nodes] of base.domainNodes) {
+        if (nodes > (excludedHere.get(domain) ?? 0)) domains.add(domain);
+        else atRisk = true;
+      }
+      if (atRisk) {
+        const lostNodes = new Map<string, number>();
+        for (const nodeIndex of this.view.excludedAlive) {
+          if (!base.eligible[nodeIndex]) continue;
+          bump(lostNodes, this.view.nodeLabel(nodeIndex, key)!, 1);
+        }
+        for (const [domain, nodes] of base.domainNodes) if (nodes - (lostNodes.get(domain) ?? 0) > 0) domains.add(domain);
+      }
       const count = (d: string): number => base.domainMatches.get(d) ?? 0;
       const byCount = [...domains].sort((a, b) => count(a) - count(b));
       cached = { domains, byCount };
       this.spreadDomainsCache.set(base, cached);
     }
     return cached;
+  }
+
+  /** Excluded nodes that are not deleting, counted per value of `key` (once per key and simulation). */
+  private excludedByDomain(key: string): ReadonlyMap<string, number> {
+    let counts = this.excludedByKey.get(key);
+    if (!counts) {
+      counts = new Map();
+      for (const nodeIndex of this.view.excludedAlive) {
+        const domain = this.view.nodeLabel(nodeIndex, key);
+        if (domain !== undefined) bump(counts, domain, 1);
+      }
+      this.excludedByKey.set(key, counts);
+    }
+    return counts;
   }
 
   private makeTracker(matchSet: MatchSet, key: string, mode: Mode, eligible: Uint8Array | undefined): Tracker {
