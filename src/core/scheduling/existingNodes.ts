@@ -88,18 +88,20 @@ export class BoundPods {
     private readonly nodeIndexByName: ReadonlyMap<string, number>,
   ) {}
 
-  /** The index of the node the cluster has `pod` (by uid) bound to, if any. */
+  /**
+   * The index of the node the cluster has `pod` (by uid) bound to, if any. A pod that names no node is
+   * one to be bound (pending, or evicted and removed from the cluster): bound nowhere (SimulationRequest).
+   */
   nodeIndexOf(pod: Pod): number | undefined {
-    if (pod.nodeName !== undefined) {
-      const i = this.nodeIndexByName.get(pod.nodeName);
-      if (i !== undefined) {
-        const here = this.podsByNode[i]!;
-        // Usually the very object the cluster holds; a copy is recognised by its uid.
-        if (here.includes(pod)) return i;
-        for (const p of here) if (p.uid === pod.uid) return i;
-      }
+    if (pod.nodeName === undefined) return undefined;
+    const i = this.nodeIndexByName.get(pod.nodeName);
+    if (i !== undefined) {
+      const here = this.podsByNode[i]!;
+      // Usually the very object the cluster holds; a copy is recognised by its uid.
+      if (here.includes(pod)) return i;
+      for (const p of here) if (p.uid === pod.uid) return i;
     }
-    // A copy of the pod that names another node (or none): look the uid up among all of them.
+    // A copy of the pod that names another node: look the uid up among all of them.
     if (!this.byUid) {
       this.byUid = new Map();
       this.podsByNode.forEach((pods, i) => pods.forEach((p) => this.byUid!.set(p.uid, i)));

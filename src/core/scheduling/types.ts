@@ -20,7 +20,11 @@ export interface SimulatorInput {
 export interface SimulationRequest {
   /** Nodes treated as gone: they receive no pods and their pods do not count for affinity/spread. */
   readonly excludedNodes: ReadonlySet<string>;
-  /** Pods to place (typically the reschedulable pods of the excluded nodes). */
+  /**
+   * Pods to place (typically the reschedulable pods of the excluded nodes). A pod bound to a node that
+   * stays (its `nodeName`, as the cluster has it) leaves that node first, freeing its room; a pod that
+   * names no node is new to the cluster and frees nothing.
+   */
   readonly pods: readonly Pod[];
   /** At most this many new nodes may be opened. 0: existing capacity only. */
   readonly maxNewNodes: number;
