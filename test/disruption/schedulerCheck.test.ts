@@ -142,3 +142,42 @@ describe('a node that received pods earlier in the pass (consolidateAfter 0s)', 
     expect((out.notes.get('b') ?? []).join(' ')).toMatch(/pod default\/from-a, which an earlier decision of this pass moves onto b, would stay Pending when that decision drains, before this move's replacement is Ready/);
   });
 });
+
+describe('a delete decided after a replacement (the delete evicts at once, the replacement once Ready)', () => {
+  const taint = { key: 'dedicated', value: 'b', effect: 'NoSchedule' as const };
+  const tolerates = [{ key: 'dedicated', operator: 'Equal' as const, value: 'b', effect: 'NoSchedule' as const }];
+  /**
+   * Pool `merge` (multi-node only) holds two m5.xlarge, a1 (a 1500m pod) and a2 (900m): merged, the 900m pod goes to
+   * `keep` (1000m free) and the 1500m one to a new m5.large. Pool `swap` (single-node only) holds b, whose
+   * 400m pod fits the new node's 430m left, so b is deleted after the merge. Carried out, b's pod is
+   * evicted first: with the new node not Ready yet it lands on keep, and the 900m pod then fits nowhere.
+   */
+  function mergeThenDelete() {
+    const nodes = [
+      node({ name: 'keep', nodePool: undefined }),
+      node({ name: 'a1', nodePool: 'merge', instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 } }),
+      node({ name: 'a2', nodePool: 'merge', instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 } }),
+      node({ name: 'b', nodePool: 'swap', taints: [taint] }),
+    ];
+    const pods = [
+      ...on('keep', pod({ requests: { cpu: 930, memory: 128 * Mi } })),
+      ...on('a1', pod({ name: 'big', requests: { cpu: 1500, memory: 128 * Mi } })),
+      ...on('a2', pod({ name: 'mid', requests: { cpu: 900, memory: 128 * Mi } })),
+      ...on('b', pod({ name: 'small', tolerations: tolerates, requests: { cpu: 400, memory: 128 * Mi } })),
+    ];
+    return runConsolidationPass({
+      cluster: cluster({ nodes, pods }),
+      nodePools: [nodePool({ name: 'merge', consolidationPolicy: 'WhenUnderutilized' }), nodePool({ name: 'swap', consolidationPolicy: 'WhenCheaper' })],
+      catalog: m5Catalog(),
+      nowMs: T0,
+      gates: { spotToSpotConsolidation: false },
+      parseDuration: durationOrNull,
+    });
+  }
+
+  it('keeps the merge and cuts the delete, saying why', () => {
+    const out = mergeThenDelete();
+    expect(out.decisions.map((d) => [d.method, d.action, d.nodes.join('+')])).toEqual([['multi-node', 'replace', 'a1+a2']]);
+    expect(out.notes.get('b')?.join(' ')).toMatch(/carried out with the rest of the pass's plan.*would stay Pending/);
+  });
+});

@@ -9,11 +9,12 @@ import type { Proposal } from './methods/types.ts';
 
 /**
  * Names of a decision's replacements: `replacement-<decision>` for one, `replacement-<decision>.<i>` for
- * several (an m-to-n repack), in the order of the simulation's new nodes.
+ * several (an m-to-n repack), in the order of the simulation's new nodes. A plan's later waves use
+ * their own prefix (`wave2-replacement-1`), so no two planned nodes share a name.
  */
-export function replacementNames(decisionNumber: number, count: number): string[] {
-  if (count === 1) return [`replacement-${decisionNumber}`];
-  return Array.from({ length: count }, (_, i) => `replacement-${decisionNumber}.${i + 1}`);
+export function replacementNames(decisionNumber: number, count: number, prefix = 'replacement'): string[] {
+  if (count === 1) return [`${prefix}-${decisionNumber}`];
+  return Array.from({ length: count }, (_, i) => `${prefix}-${decisionNumber}.${i + 1}`);
 }
 
 /** Where the simulation put a pod, with the planned new nodes (`new:<i>`) given their replacement names. */

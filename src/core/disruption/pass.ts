@@ -70,6 +70,8 @@ export interface PassInput {
    * consolidateAfter wait (default true; false: Karpenter's rule, they are left alone until next pass).
    */
   readonly reopenReceivers?: boolean;
+  /** What the replacements are called (`<prefix>-<decision>`); default `replacement` (the actuator's names). */
+  readonly replacementPrefix?: string;
 }
 
 export interface PassOutcome {
@@ -85,6 +87,8 @@ export interface PassOutcome {
   readonly examined: ReadonlySet<string>;
   /** Moves a `Balanced` pool's score refused, once per method and node set (the latest scoring). */
   readonly rejectedMoves: readonly RejectedMove[];
+  /** The moves behind the decisions, one per decision, in order (what carrying the plan out needs). */
+  readonly moves: readonly PlannedMove[];
 }
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
@@ -193,7 +197,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       const proposal = method.next(view);
       if (!proposal) break;
       const index = decisions.length;
-      const names = replacementNames(index + 1, proposal.replacements.length);
+      const names = replacementNames(index + 1, proposal.replacements.length, input.replacementPrefix);
       decisions.push(toDecision(proposal, names));
       moves.push({ proposal, names });
       ledger.take(proposal.candidates.map((c) => c.pool.name));
@@ -226,9 +230,12 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     }
   }
 
-  if (kubeWorld?.reshuffled) {
-    // Moves took nodes that earlier moves had sent pods to: place the plan again as a whole, the way it
-    // is carried out, and cut it until no pod would be left Pending (planCheck.ts).
+  if (kubeWorld && (kubeWorld.reshuffled || deleteAfterReplacement(moves))) {
+    // The moves were checked one by one in the order decided; the actuator carries them out otherwise
+    // when moves took nodes that earlier moves had sent pods to, or when a delete that moves pods comes
+    // after a replacement (a delete evicts at once, a replacement only once its node is Ready, so the
+    // delete's pods take their room first). Place the plan again as a whole, the way it is carried out,
+    // and cut it until no pod would be left Pending (planCheck.ts).
     const { kept, reason } = strandFreePrefix(checkContext, input.cluster, moves);
     for (const dropped of decisions.slice(kept)) {
       for (const name of dropped.nodes) {
@@ -237,9 +244,21 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       }
     }
     decisions = decisions.slice(0, kept);
+    moves.length = kept;
   }
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()] };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves };
+}
+
+/** A move that evicts pods and launches nothing, decided after one that evicts pods and launches a node. */
+export function deleteAfterReplacement(moves: readonly PlannedMove[]): boolean {
+  let replacementSeen = false;
+  for (const { proposal } of moves) {
+    if (!proposal.candidates.some((c) => c.pods.length > 0)) continue;
+    if (proposal.replacements.length > 0) replacementSeen = true;
+    else if (replacementSeen) return true;
+  }
+  return false;
 }
 
 function toDecision(proposal: Proposal, names: readonly string[]): Decision {

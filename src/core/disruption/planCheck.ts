@@ -10,7 +10,7 @@
 // whole, in two orders: decision by decision (each replacement there from its own decision on), and
 // every delete first (what is evicted at once), then the replacements' pods; strandFreePrefix cuts it
 // until no pod is left without a node in either order.
-import type { Cluster, Pod } from '../model/types.ts';
+import type { Cluster, Node, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { replacementNodes } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
@@ -23,9 +23,19 @@ export interface PlannedMove {
   readonly names: readonly string[];
 }
 
-/** The first decision (index into `moves`) a pod of which would stay Pending, and why; undefined when none. */
-export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
-  if (moves.length === 0) return undefined;
+/** The plan's moves laid out on the start cluster: what each evicts, what each launches, what is kept. */
+interface LaidOut {
+  /** The start cluster with every replacement added (and its daemonset pods), the evicted pods taken out. */
+  readonly cluster: Cluster;
+  /** Every node a move disrupts. */
+  readonly excluded: ReadonlySet<string>;
+  /** Per move, the pods it evicts (unbound), in its eviction order. */
+  readonly evicted: readonly (readonly Pod[])[];
+  /** Per move, the nodes it launches. */
+  readonly added: readonly { readonly nodes: readonly Node[] }[];
+}
+
+function layOut(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): LaidOut {
   const decidedBy = new Map<string, number>();
   moves.forEach((m, index) => m.proposal.candidates.forEach((c) => decidedBy.set(c.node.name, index)));
   // The pods each decision evicts, as the cluster holds them now (each pod is evicted once), in the
@@ -56,23 +66,35 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
     nodes: [...start.nodes, ...added.flatMap((a) => a.nodes)],
     pods: [...kept, ...added.flatMap((a) => a.pods)],
   };
-  const simulator = (ctx.simulatorFactory ?? createSimulator)({ cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
-  const excluded = new Set(decidedBy.keys());
+  return { cluster, excluded: new Set(decidedBy.keys()), evicted, added };
+}
+
+/** The evicted pods in the order kube-scheduler meets them, and from which pod on each replacement is Ready. */
+function queueFor(laidOut: LaidOut, order: readonly number[]): { pods: Pod[]; availableFrom: Map<string, number> } {
+  const pods: Pod[] = [];
+  const availableFrom = new Map<string, number>();
+  for (const index of order) {
+    for (const node of laidOut.added[index]!.nodes) availableFrom.set(node.name, pods.length);
+    pods.push(...queueOrder(laidOut.evicted[index]!));
+  }
+  return { pods, availableFrom };
+}
+
+/** The first decision (index into `moves`) a pod of which would stay Pending, and why; undefined when none. */
+export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
+  if (moves.length === 0) return undefined;
+  const laidOut = layOut(ctx, start, moves);
+  const simulator = (ctx.simulatorFactory ?? createSimulator)({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
   const decisionOf = new Map<string, number>();
-  evicted.forEach((pods, index) => pods.forEach((p) => decisionOf.set(p.uid, index)));
+  laidOut.evicted.forEach((pods, index) => pods.forEach((p) => decisionOf.set(p.uid, index)));
 
   const byDecision = moves.map((_, index) => index);
   const deletesFirst = [...byDecision.filter((i) => moves[i]!.proposal.replacements.length === 0), ...byDecision.filter((i) => moves[i]!.proposal.replacements.length > 0)];
   let worst: { index: number; reason: string } | undefined;
   for (const order of [byDecision, deletesFirst]) {
-    const pods: Pod[] = [];
-    const availableFrom = new Map<string, number>();
-    for (const index of order) {
-      for (const node of added[index]!.nodes) availableFrom.set(node.name, pods.length);
-      pods.push(...queueOrder(evicted[index]!));
-    }
+    const { pods, availableFrom } = queueFor(laidOut, order);
     if (pods.length === 0) continue;
-    const result = simulator.simulate({ excludedNodes: excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom });
+    const result = simulator.simulate({ excludedNodes: laidOut.excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom });
     if (result.allScheduled) continue;
     const miss = result.unschedulable[0]!;
     const index = decisionOf.get(miss.pod.uid)!;
@@ -98,4 +120,59 @@ export function strandFreePrefix(ctx: SchedulerCheckContext, start: Cluster, mov
     reason = stranding.reason;
     kept = stranding.index < kept - 1 ? stranding.index + 1 : stranding.index;
   }
+}
+
+/** A plan carried out: the cluster it leaves, the pods that found no node, the nodes that received pods. */
+export interface CarriedOut {
+  readonly cluster: Cluster;
+  readonly pending: readonly Pod[];
+  /** Nodes that received evicted pods, and the replacements launched (each had a pod event). */
+  readonly touched: ReadonlySet<string>;
+}
+
+/**
+ * The cluster once the actuator has carried the moves out as it does (every node of the plan tainted
+ * first, then decision by decision, each replacement Ready from its own decision on) and kube-scheduler
+ * has placed each evicted pod on the least allocated node that takes it. A pod that found no node then
+ * is tried once more when everything is done; after that it stays Pending. The later waves of a plan
+ * start from this cluster (laterWaves.ts).
+ */
+export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): CarriedOut {
+  if (moves.length === 0) return { cluster: start, pending: [], touched: new Set() };
+  const laidOut = layOut(ctx, start, moves);
+  const factory = ctx.simulatorFactory ?? createSimulator;
+  const { pods, availableFrom } = queueFor(laidOut, moves.map((_, index) => index));
+  const placedAt = new Map<string, string>();
+  if (pods.length > 0) {
+    const simulator = factory({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
+    const result = simulator.simulate({ excludedNodes: laidOut.excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', availableFrom });
+    for (const p of result.placements) placedAt.set(p.pod.uid, p.nodeName);
+  }
+  // The disrupted nodes go, with the pods that do not move (daemonset, mirror, finished pods).
+  const nodes = laidOut.cluster.nodes.filter((n) => !laidOut.excluded.has(n.name));
+  const stays = laidOut.cluster.pods.filter((p) => p.nodeName === undefined || !laidOut.excluded.has(p.nodeName));
+  const placed: Pod[] = [];
+  let stranded: Pod[] = [];
+  for (const pod of pods) {
+    const to = placedAt.get(pod.uid);
+    if (to === undefined) stranded.push({ ...pod, phase: 'Pending' });
+    else placed.push({ ...pod, nodeName: to });
+  }
+  let cluster: Cluster = { ...laidOut.cluster, nodes, pods: [...stays, ...placed, ...stranded] };
+  if (stranded.length > 0) {
+    const retry = factory({ cluster: { ...cluster, pods: [...stays, ...placed] }, nodePools: ctx.nodePools, catalog: ctx.catalog }).simulate({
+      excludedNodes: new Set(),
+      pods: stranded,
+      maxNewNodes: 0,
+      placement: 'least-allocated',
+      podOrder: 'as-given',
+    });
+    const second = new Map(retry.placements.map((p) => [p.pod.uid, p.nodeName]));
+    for (const p of retry.placements) placedAt.set(p.pod.uid, p.nodeName);
+    const rebound = stranded.map((p) => (second.has(p.uid) ? { ...p, nodeName: second.get(p.uid)!, phase: 'Running' as const } : p));
+    stranded = rebound.filter((p) => p.nodeName === undefined);
+    cluster = { ...cluster, pods: [...stays, ...placed, ...rebound] };
+  }
+  const touched = new Set([...placedAt.values(), ...laidOut.added.flatMap((a) => a.nodes.map((n) => n.name))]);
+  return { cluster, pending: stranded, touched };
 }
