@@ -16,6 +16,7 @@
 // Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted. QUALITY_DEBUG=1 prints
 // each pass's decisions; QUALITY_NOTES=<pass> prints that pass's most frequent notes (why nodes stayed);
 // QUALITY_MAX_PASSES caps the passes (default 40).
+import { actedOn, defaultLimits, projectLaterWaves } from '../src/core/disruption/laterWaves.ts';
 import { runConsolidationPass, type PassInput } from '../src/core/disruption/pass.ts';
 import { clusterLowerBound } from '../src/core/efficiency/lowerBound.ts';
 import { goDurationOrNull } from '../src/core/input/duration.ts';
@@ -205,15 +206,18 @@ function bindLeastAllocated(cluster: Cluster, pods: readonly Pod[], pools: reado
 
 /**
  * Carries out a pass's decisions as the actuator does: every decided node is tainted first (no pod is
- * scheduled onto it any more), then decision by decision its replacements come as their cheapest type,
- * its nodes go, and its evicted pods (in the plan's eviction order, then any others found there) are
- * bound again before the next decision; pods Pending from before are tried again at the end.
+ * scheduled onto it any more); a delete evicts as soon as its command starts, a replacement once its new
+ * node is Ready, so the deletes go first, then the replacements, each in decision order: its
+ * replacements come as their cheapest type, its nodes go, and its evicted pods (in the plan's eviction
+ * order, then any others found there) are bound again before the next decision; pods Pending from
+ * before are tried again at the end.
  */
 function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: number, pools: readonly NodePool[], nowMs: number): { cluster: Cluster; evicted: number } {
   let evicted = 0;
   const tainted = new Set(decisions.flatMap((d) => d.nodes));
   cluster = { ...cluster, nodes: cluster.nodes.map((n) => (tainted.has(n.name) ? { ...n, unschedulable: true } : n)) };
-  decisions.forEach((d, i) => {
+  const order = [...decisions.entries()].sort(([i, a], [j, b]) => Math.sign(a.replacements.length) - Math.sign(b.replacements.length) || i - j);
+  order.forEach(([i, d]) => {
     const removed = new Set(d.nodes);
     const added = d.replacements.map((r, k) => {
       const cheapest = [...r.instanceTypes].sort((a, b) => typeByName.get(a)!.offerings[0]!.pricePerHour - typeByName.get(b)!.offerings[0]!.pricePerHour)[0]!;
@@ -254,6 +258,11 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   let passes = 0;
   let plannedOnly = 0;
   let firstPassEnd = startCost;
+  let firstPlanEnd = startCost;
+  let plannedWaves = 0;
+  let projectionSeconds = 0;
+  let plannedRemoved = new Set<string>();
+  const startNodes = new Set(cluster.nodes.map((n) => n.name));
   const started = performance.now();
   for (let pass = 1; pass <= Number(process.env["QUALITY_MAX_PASSES"] ?? 40); pass++) {
     const nowMs = T0 + pass * HOUR;
@@ -262,7 +271,18 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const passSeconds = (performance.now() - passStarted) / 1000;
     const planned = outcome.decisions.filter((d) => d.dryRunOnly !== undefined);
     const acted = mode === 'acting' ? outcome.decisions.filter((d) => d.dryRunOnly === undefined) : outcome.decisions;
-    if (pass === 1) firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+    if (pass === 1) {
+      firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+      // The first pass's whole plan: its own decisions and the later waves it projects (laterWaves.ts),
+      // counting what the actuator carries out.
+      const projectionStarted = performance.now();
+      const projection = projectLaterWaves({ ...base, cluster, nowMs }, outcome, process.env["QUALITY_WAVES"] === "default" ? defaultLimits(outcome) : { waves: 40 });
+      projectionSeconds = (performance.now() - projectionStarted) / 1000;
+      const planned = [outcome.decisions, ...projection.waves.map((w) => w.decisions)].flat().filter(actedOn);
+      firstPlanEnd = startCost - planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+      plannedWaves = 1 + projection.waves.filter((w) => w.decisions.some(actedOn)).length;
+      plannedRemoved = new Set(planned.flatMap((d) => d.nodes).filter((n) => startNodes.has(n)));
+    }
     if (mode !== 'acting') plannedOnly += planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
     if (process.env['QUALITY_NOTES'] && acted.length === 0) {
       const cut = [...outcome.notes.values()].flat().find((n) => n.includes('carried out with the rest'));
@@ -302,6 +322,11 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     bound,
     ratio: endCost / bound,
     firstPassRatio: firstPassEnd / bound,
+    firstPlanRatio: firstPlanEnd / bound,
+    plannedWaves,
+    projectionSeconds,
+    // Of the start nodes the first plan (all its waves) removes, the share the passes really removed.
+    planFollowed: plannedRemoved.size === 0 ? 1 : [...plannedRemoved].filter((n) => !cluster.nodes.some((m) => m.name === n)).length / plannedRemoved.size,
     pending: cluster.pods.filter((p) => p.nodeName === undefined).length,
     evictions,
     passes,
@@ -337,7 +362,7 @@ const seeds = numbers(process.argv[3] ?? '1,2,3', 'seeds');
 const budgets = numbers(process.argv[4] ?? '10,100', 'budgets', true);
 const modes = (process.argv[5] ?? "karpenter,issue-11,acting").split(",") as Mode[];
 const rows: ReturnType<typeof run>[] = [];
-console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  pending  evictions  passes  planned-only$/h  seconds');
+console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  planned-only$/h  seconds  projection-s');
 for (const nodes of sizes) {
   for (const seed of seeds) {
     for (const budget of budgets) {
@@ -345,7 +370,7 @@ for (const nodes of sizes) {
         const r = run(nodes, seed, budget, mode);
         rows.push(r);
         console.log(
-          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ratio.toFixed(3).padStart(10)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.plannedOnly.toFixed(3).padStart(16)} ${r.seconds.toFixed(1).padStart(8)}`,
+          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ratio.toFixed(3).padStart(10)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.plannedOnly.toFixed(3).padStart(16)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
         );
       }
     }

@@ -12,6 +12,9 @@
 //   DRY_RUN                             `true` (default: safe by default) | `false`
 //   REPLACEMENT_BOUND                   `2` (default): a replacement is at most 2x the largest node a move
 //                                       removes; `off`; or e.g. `3,maxPods=110`
+//   PLAN_WAVES                          the later passes a plan projects (issue 11 item 6): `default` (20
+//                                       waves, about twice the pass's own work), `N` waves, or `off`; default
+//                                       `default` for a dry run, `off` when acting (the actuator uses none)
 //   CATALOG_MAX_AGE_HOURS               12; how long a cached live catalog is used without asking AWS
 //   FUNCTION_TIMEOUT_SECONDS            the function's own timeout (serverless.yml sets it from the same
 //                                       value); default 300
@@ -34,6 +37,7 @@ import { InputError } from '../core/errors.ts';
 import type { KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { parseFeatureGates, type FeatureGates } from '../core/featureGates.ts';
 import { parseReplacementBound, type ReplacementBound } from '../core/disruption/sizeBound.ts';
+import { parsePlanWaves, type PlanWaves } from '../core/disruption/laterWaves.ts';
 
 export type ClusterSourceConfig = { readonly kind: 'eks' } | { readonly kind: 'file'; readonly path: string };
 export type NodePoolsSourceConfig = { readonly kind: 'kubernetes' } | { readonly kind: 'file'; readonly path: string };
@@ -48,6 +52,7 @@ export interface Config {
   readonly gates: FeatureGates;
   /** How large a replacement may be (null: unbounded). */
   readonly replacementBound: ReplacementBound | null;
+  readonly planWaves: PlanWaves;
   /** The default for every invocation; an event may only make a run drier (see handlers/pass.ts). */
   readonly dryRun: boolean;
   readonly catalogMaxAgeMs: number;
@@ -118,6 +123,14 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     throw new ConfigError('DRY_RUN', 'is false but CLUSTER_SOURCE is a file: a cluster read from a file cannot be acted on; set DRY_RUN=true');
   }
 
+  let planWaves: PlanWaves;
+  try {
+    planWaves = env['PLAN_WAVES'] === undefined ? (dryRun ? 'default' : 0) : parsePlanWaves(env['PLAN_WAVES'], 'PLAN_WAVES');
+  } catch (error) {
+    if (error instanceof InputError) throw new ConfigError('PLAN_WAVES', error.problem);
+    throw error;
+  }
+
   const karpenter = (optional(env, 'KARPENTER')?.toLowerCase() ?? 'auto') as KarpenterPresence;
   if (!['auto', 'present', 'absent'].includes(karpenter)) {
     throw new ConfigError('KARPENTER', `${JSON.stringify(env['KARPENTER'])} is not auto, present or absent`);
@@ -151,6 +164,7 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     nodePoolsSource,
     gates,
     replacementBound,
+    planWaves,
     dryRun,
     catalogMaxAgeMs: number(env, 'CATALOG_MAX_AGE_HOURS', 12, { min: 0, max: 24 * 30 }) * 3_600_000,
     leaseTtlMs: leaseTtlSeconds * 1000,

@@ -6,6 +6,7 @@ import type { ReplacementBound } from '../core/disruption/sizeBound.ts';
 import { buildPlan } from '../core/buildPlan.ts';
 import { budgetAllowance } from '../core/disruption/budgets.ts';
 import { runConsolidationPass, type PassOutcome } from '../core/disruption/pass.ts';
+import { limitsFor, projectLaterWaves, type PlanWaves, type WaveProjection } from '../core/disruption/laterWaves.ts';
 import { indexCatalog } from '../core/disruption/prices.ts';
 import { formatTime } from '../core/disruption/text.ts';
 import type { FeatureGates } from '../core/featureGates.ts';
@@ -63,6 +64,12 @@ export interface PassSettings {
   readonly nodePoolsFromCluster?: boolean;
   /** How large a replacement may be (default: 2x the largest node a move removes; null: unbounded). */
   readonly replacementBound?: ReplacementBound | null;
+  /**
+   * The later waves the plan projects (`PLAN_WAVES`, core/disruption/laterWaves.ts): `default` (20 waves,
+   * about twice the pass's own work), a number of waves, or 0 for none. Default 0: the CLI and the
+   * handlers pass what `PLAN_WAVES` says; the replay, whose passes are simulated, projects nothing.
+   */
+  readonly planWaves?: PlanWaves;
   /**
    * Record the pass in the store's ledger (issue 12), when the store keeps one. Default: for real passes
    * (not dry runs). The replay turns it off: its passes are simulated.
@@ -206,6 +213,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     const skip = hold.hold ? { skip: false } : noChangeSkip(fingerprint, previous, nowMs);
 
     let outcome: PassOutcome;
+    let projection: WaveProjection | undefined;
     const heldReasons = new Map<string, string[]>();
     if (hold.hold || skip.skip) {
       outcome = probe;
@@ -214,6 +222,9 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       for (const name of probe.evaluated) heldReasons.set(name, [why]);
     } else {
       outcome = runConsolidationPass({ ...passInput, verdicts: probe.verdicts });
+      // Where the later passes are expected to go once this plan is carried out (issue 11 item 6).
+      const limits = limitsFor(settings.planWaves ?? 0, outcome);
+      if (limits) projection = projectLaterWaves(passInput, outcome, limits);
     }
 
     let nodes: Record<string, NodeState> = observed;
@@ -232,7 +243,16 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     };
 
     const lowerBound = clusterLowerBound({ cluster: view.cluster, nodePools, catalog, verdicts: outcome.verdicts, inScope: outcome.evaluated });
-    let built = buildPlan(outcome, { nowMs, dryRun: settings.dryRun, prices: indexCatalog(catalog), notes, nodeReasons: heldReasons, lowerBound, pods: cluster.pods });
+    let built = buildPlan(outcome, {
+      nowMs,
+      dryRun: settings.dryRun,
+      prices: indexCatalog(catalog),
+      notes,
+      nodeReasons: heldReasons,
+      lowerBound,
+      pods: cluster.pods,
+      ...(projection ? { projection } : {}),
+    });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
     if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {
       // Bookkeeping only: a ledger that cannot be written does not fail the pass, it says so.

@@ -2,6 +2,7 @@
 // 3 the --state file is in use by another run.
 import { parseArgs } from 'node:util';
 import { parseReplacementBound } from '../core/disruption/sizeBound.ts';
+import { parsePlanWaves } from '../core/disruption/laterWaves.ts';
 import { runPass } from '../app/runPass.ts';
 import { FileStateStore, localProcessId } from '../adapters/state/fileStateStore.ts';
 import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
@@ -162,6 +163,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (typeof nowMs === 'string') throw new InputError('', '--now', `${show(nowText)} ${nowMs}`);
   const gates = parseFeatureGates((values['feature-gates'] as string | undefined) ?? io.env['FEATURE_GATES'], values['feature-gates'] !== undefined ? '--feature-gates' : 'FEATURE_GATES');
   const replacementBound = parseReplacementBound(io.env['REPLACEMENT_BOUND']);
+  const planWaves = parsePlanWaves(io.env['PLAN_WAVES']);
 
   // CONTRACT section 1: no inputs at all plans the embedded demo; otherwise a missing --cluster is the
   // demo's cluster, a missing --catalog the bundled catalog, a missing --config one default NodePool.
@@ -189,7 +191,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       { readCluster: async () => cluster, loadCatalog: async () => ({ catalog, warnings: [] }), loadNodePools: async () => nodePools, ...(store ? { state: store } : {}) },
       // A plan is a dry run: it only ever writes the state file, and only when asked to. The file's lease
       // is held in wall-clock time, whatever --now says, by this process (a killed run's lease is broken).
-      { nowMs, gates, replacementBound, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
+      { nowMs, gates, replacementBound, planWaves, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
     );
   let result = await pass();
   // Another run is using the state file: wait a little for it, never print an empty plan as a success.

@@ -6,7 +6,7 @@
 // ("+4 more"), long cells with "…", and the reasons go on their own indented, wrapped line. `wide`
 // cuts nothing: full node names, every instance type, the reasons as the last column.
 // Colour only when asked for (the CLI decides: a terminal, no NO_COLOR), and never needed to read it.
-import { HOURS_PER_MONTH, type Decision, type Plan, type PlanEfficiency, type PlanNode } from '../core/plan.ts';
+import { HOURS_PER_MONTH, type Decision, type Plan, type PlanEfficiency, type PlanNode, type PlanProjection } from '../core/plan.ts';
 import { balancedLines } from './balancedTable.ts';
 
 export const DEFAULT_TABLE_WIDTH = 120;
@@ -210,6 +210,30 @@ function efficiencyLines(e: PlanEfficiency | undefined): string[] {
   return lines;
 }
 
+/** The later waves in one summary line (issue 11 item 6); empty when the plan projects none. */
+function projectionLines(p: PlanProjection | undefined): string[] {
+  if (p === undefined) return [];
+  const perHour = (n: number | null) => `${money(n)}/hr`;
+  const stopped = p.stoppedBecause === 'settled' ? '' : ` (projection cut short: ${p.stoppedBecause}; PLAN_WAVES sets it)`;
+  if (p.waves.length === 0) return [`later passes: nothing more is expected after this plan${stopped}`];
+  const ratio = p.ratio === null ? '' : `, ${p.ratio.toFixed(3)}x the lower bound`;
+  return [
+    `later passes (projected, not acted on now): ${p.waves.length} more wave(s), ${p.nodesDisrupted} node(s), ${p.podsEvicted} pod(s), ` +
+      `saving ${perHour(p.savingsPerHour)} more; all nodes would end at ${perHour(p.endCostPerHour)}${ratio}${stopped}`,
+  ];
+}
+
+/** Each projected wave: when, what it saves, and its decisions in a few words. */
+function waveLines(p: PlanProjection | undefined, width: number): string[] {
+  if (p === undefined || p.waves.length === 0) return [];
+  const out: string[] = wrap('LATER WAVES, projected: what the next passes are expected to do once this plan is carried out (each pass decides again)', width, '  ', '');
+  for (const wave of p.waves) {
+    out.push(`  wave ${wave.wave} (${wave.evaluatedAt}): ${wave.decisions.length} decision(s), saving ${money(wave.savingsPerHour)}/hr`);
+    for (const d of wave.decisions) out.push(...wrap(d.summary ?? `${d.action} ${d.nodes.join(', ')}`, width, '      ', '    - '));
+  }
+  return out;
+}
+
 export function renderTable(plan: Plan, options: TableOptions = {}): string {
   const wide = options.wide === true;
   const width = wide ? Number.POSITIVE_INFINITY : Math.max(MIN_TABLE_WIDTH, options.width ?? DEFAULT_TABLE_WIDTH);
@@ -255,6 +279,7 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
     out.push(`  nodes cost ${money(cost)} per hour, ${monthly(cost)} per month${unknown > 0 ? ` (${unknown} node(s) of unknown price not counted)` : ''}`);
   }
   for (const line of efficiencyLines(plan.efficiency)) out.push(...wrap(line, width, '    ', '  '));
+  for (const line of projectionLines(plan.projection)) out.push(...wrap(line, width, '    ', '  '));
   out.push('');
 
   // Decisions.
@@ -267,6 +292,8 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
   // Balanced pools: the scores of the moves taken and refused (none when no move was scored).
   out.push(...balancedLines(plan, plainColumns));
   out.push('');
+  const waves = waveLines(plan.projection, width);
+  if (waves.length > 0) out.push(...waves, '');
 
   // Nodes, grouped by outcome.
   out.push(`${paint('bold', 'NODES')} (CPU and MEMORY: requested by the pods / allocatable, and the share requested)`);

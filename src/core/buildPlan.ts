@@ -4,8 +4,9 @@ import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disr
 import { formatTime } from './disruption/text.ts';
 import { planEfficiency } from './efficiency/efficiency.ts';
 import type { LowerBound } from './efficiency/lowerBound.ts';
+import { actedOn, type WaveProjection } from './disruption/laterWaves.ts';
 import type { Node, Pod } from './model/types.ts';
-import { HOURS_PER_MONTH, type NodeUsage, type Plan, type PlanNode } from './plan.ts';
+import { HOURS_PER_MONTH, type Decision, type NodeUsage, type Plan, type PlanNode, type PlanProjection } from './plan.ts';
 import { CPU, MEMORY, PODS } from './scheduling/resources.ts';
 
 export interface PlanContext {
@@ -19,6 +20,8 @@ export interface PlanContext {
   readonly lowerBound?: LowerBound;
   /** The cluster's pods, for each node's requested/allocatable figures (omitted: no `usage`). */
   readonly pods?: readonly Pod[];
+  /** The later waves projected after this pass (disruption/laterWaves.ts); the plan gets `projection`. */
+  readonly projection?: WaveProjection;
 }
 
 /** Sums the requests of the pods still holding resources on each node. */
@@ -103,5 +106,26 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       nodesOutsideNodePools: outcome.verdicts.filter((v) => v.poolName === undefined).length,
     },
     ...(ctx.lowerBound ? { efficiency: planEfficiency(outcome, outcome.decisions, ctx.lowerBound, nodePrices) } : {}),
+    ...(ctx.projection ? { projection: planProjection(outcome.decisions, ctx.projection, ctx.lowerBound) } : {}),
+  };
+}
+
+/** Savings of the moves the actuator carries out (a move of unknown savings counts as nothing). */
+const actedSavings = (decisions: readonly Decision[]): number => decisions.filter(actedOn).reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
+
+function planProjection(decisions: readonly Decision[], projection: WaveProjection, bound: LowerBound | undefined): PlanProjection {
+  const later = projection.waves.map((w) => w.decisions.filter(actedOn));
+  const savings = later.reduce((sum, ds) => sum + actedSavings(ds), 0);
+  const start = bound?.startCostPerHour;
+  const end = start === undefined ? undefined : start - actedSavings(decisions) - savings;
+  const lower = bound?.lowerBoundPerHour;
+  return {
+    waves: projection.waves.map((w) => ({ wave: w.wave, evaluatedAt: formatTime(w.atMs), savingsPerHour: roundMoney(actedSavings(w.decisions)), decisions: w.decisions })),
+    stoppedBecause: projection.stoppedBecause,
+    savingsPerHour: roundMoney(savings),
+    endCostPerHour: end === undefined ? null : roundMoney(end),
+    ratio: end === undefined || lower === undefined || lower <= 0 ? null : Math.round((end / lower) * 1000) / 1000,
+    nodesDisrupted: later.reduce((sum, ds) => sum + ds.reduce((n, d) => n + d.nodes.length, 0), 0),
+    podsEvicted: later.reduce((sum, ds) => sum + ds.reduce((n, d) => n + d.evictedPods.length, 0), 0),
   };
 }

@@ -137,6 +137,34 @@ export interface PlanEfficiency {
   readonly heldBack: Readonly<Record<string, { readonly nodes: number; readonly pricePerHour: number }>>;
 }
 
+/**
+ * Extension (issue 11 item 6): what the passes after this one are expected to do once its decisions are
+ * carried out (core/disruption/laterWaves.ts). Nothing here is acted on: every pass decides again from
+ * the cluster it reads.
+ */
+export interface PlanProjection {
+  /** Each later pass that would decide something: 2 is the one after this pass's plan is carried out. */
+  readonly waves: readonly ProjectedWave[];
+  /** Why the projection ends: `settled` (nothing more to do), or a limit (`PLAN_WAVES`). */
+  readonly stoppedBecause: 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
+  /** Saved by the later waves, $/hour (moves the actuator carries out only). */
+  readonly savingsPerHour: number;
+  /** Where this pass and its later waves lead: the start cost minus what they carry out, $/hour (null: no cost known). */
+  readonly endCostPerHour: number | null;
+  /** endCostPerHour / the plan's lower bound (efficiency), when there is one. */
+  readonly ratio: number | null;
+  readonly nodesDisrupted: number;
+  readonly podsEvicted: number;
+}
+
+export interface ProjectedWave {
+  readonly wave: number;
+  /** When the projection puts it: the previous wave carried out and every consolidateAfter wait over. */
+  readonly evaluatedAt: string;
+  readonly savingsPerHour: number;
+  readonly decisions: readonly Decision[];
+}
+
 export interface Plan {
   readonly dryRun: boolean;
   readonly evaluatedAt: string;
@@ -157,6 +185,8 @@ export interface Plan {
   };
   /** Extension: see PlanEfficiency. */
   readonly efficiency?: PlanEfficiency;
+  /** Extension: see PlanProjection (absent when the projection is off). */
+  readonly projection?: PlanProjection;
 }
 
 /** 730 hours: the average month AWS uses for monthly prices. */

@@ -238,6 +238,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
           nowMs: startedAt,
           gates: cfg.gates,
           replacementBound: cfg.replacementBound,
+          planWaves: cfg.planWaves,
           dryRun,
           persistState: false,
           scope,

@@ -130,6 +130,18 @@ describe('eks-consolidator plan', () => {
     expect(none.stderr).toMatch(/^usage: eks-consolidator plan/);
   });
 
+  it('projects the later waves by default (the demo: one more delete once this plan is carried out); PLAN_WAVES=off leaves them out', () => {
+    const projected = JSON.parse(run(['plan', '--now', NOW]).stdout);
+    expect(projected.projection).toMatchObject({ stoppedBecause: 'settled', waves: [{ wave: 2, decisions: [{ action: 'delete' }] }] });
+    expect(projected.projection.endCostPerHour).toBeCloseTo(projected.efficiency.endCostPerHour - projected.projection.savingsPerHour, 4);
+    const off = JSON.parse(run(['plan', '--now', NOW], { PLAN_WAVES: 'off' }).stdout);
+    expect(off.projection).toBeUndefined();
+    expect(off.decisions).toEqual(projected.decisions);
+    const bad = run(['plan', '--now', NOW], { PLAN_WAVES: 'lots' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/PLAN_WAVES.*"lots" is not a number of waves/);
+  });
+
   it('reads FEATURE_GATES from the environment like the Lambda', () => {
     const r = run(['plan', '--cluster', join(dir, 'c.json'), '--catalog', join(dir, 'cat.json'), '--config', join(dir, 'p.yaml'), '--now', NOW], { FEATURE_GATES: 'Nope=true' });
     expect(r.code).toBe(2);

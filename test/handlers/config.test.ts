@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       nodePoolsSource: { kind: 'kubernetes' },
       gates: { spotToSpotConsolidation: false },
       replacementBound: { scale: 2 },
+      planWaves: 'default',
       dryRun: true,
       catalogMaxAgeMs: 12 * 3_600_000,
       leaseTtlMs: 360_000,
@@ -51,6 +52,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, FUNCTION_TIMEOUT_SECONDS: '120' }, '/var/task')).toMatchObject({ functionTimeoutMs: 120_000, leaseTtlMs: 180_000 });
   });
 
+  it.each([
+    ['a dry run projects later waves by default', { DRY_RUN: 'true' }, 'default'],
+    ['an acting pass does not by default (the actuator uses none)', { DRY_RUN: 'false' }, 0],
+    ['off turns it off', { PLAN_WAVES: 'off' }, 0],
+    ['a number of waves, acting too', { DRY_RUN: 'false', PLAN_WAVES: '12' }, 12],
+  ] as const)('PLAN_WAVES: %s', (_name, vars, expected) => {
+    expect(loadConfig({ ...base, ...vars }, '/var/task').planWaves).toBe(expected);
+  });
+
   it('reads every variable', () => {
     const config = loadConfig(
       {
@@ -65,11 +75,13 @@ describe('loadConfig', () => {
         DRAIN_TIMEOUT_SECONDS: '1800',
         DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
         LOG_LEVEL: 'debug',
+        PLAN_WAVES: '4',
       },
       '/var/task',
     );
     expect(config).toMatchObject({
       dryRun: false,
+      planWaves: 4,
       gates: { spotToSpotConsolidation: true },
       nodePoolsSource: { kind: 'file', path: '/var/task/config/nodepools.yaml' },
       catalogMaxAgeMs: 6 * 3_600_000,
@@ -108,6 +120,8 @@ describe('loadConfig', () => {
     [{ REPLACEMENT_READY_TIMEOUT_SECONDS: '-1' }, 'REPLACEMENT_READY_TIMEOUT_SECONDS', /not a whole number/],
     [{ DYNAMODB_ENDPOINT: '127.0.0.1:8000' }, 'DYNAMODB_ENDPOINT', /not an http\(s\) URL/],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL', /not debug, info, warn or error/],
+    [{ PLAN_WAVES: 'many' }, 'PLAN_WAVES', /"many" is not a number of waves from 0 to 100/],
+    [{ PLAN_WAVES: '101' }, 'PLAN_WAVES', /is not a number of waves/],
   ] as const)('%o is refused, naming %s', (change, variable, problem) => {
     const error = errorOf({ ...base, ...change });
     expect(error.variable).toBe(variable);

@@ -72,6 +72,11 @@ export interface PassInput {
   readonly reopenReceivers?: boolean;
   /** What the replacements are called (`<prefix>-<decision>`); default `replacement` (the actuator's names). */
   readonly replacementPrefix?: string;
+  /**
+   * Stop deciding once the pass's work (PassOutcome.work: pods simulated plus pods indexed) exceeds this.
+   * Only for a plan's later waves (laterWaves.ts), which are a projection; a real pass has no such cut.
+   */
+  readonly workLimit?: number;
 }
 
 export interface PassOutcome {
@@ -89,6 +94,11 @@ export interface PassOutcome {
   readonly rejectedMoves: readonly RejectedMove[];
   /** The moves behind the decisions, one per decision, in order (what carrying the plan out needs). */
   readonly moves: readonly PlannedMove[];
+  /**
+   * What the pass simulated, a measure of its work that does not depend on the machine: simulations run,
+   * pods they placed (or failed to), and pods indexed building them (each build indexes the whole cluster).
+   */
+  readonly work: { readonly simulations: number; readonly podsSimulated: number; readonly podsIndexed: number };
 }
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
@@ -129,12 +139,28 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     notes.set(nodeName, list);
   };
 
+  // Every simulation of the pass (its own, the kube-scheduler checks) is counted: the work it did.
+  const work = { simulations: 0, podsSimulated: 0, podsIndexed: 0 };
+  const baseFactory = input.simulatorFactory ?? createSimulator;
+  const simulatorFactory = (simulatorInput: SimulatorInput): Simulator => {
+    const inner = baseFactory(simulatorInput);
+    work.podsIndexed += simulatorInput.cluster.pods.length;
+    return {
+      simulate: (request) => {
+        const result = inner.simulate(request);
+        work.simulations += 1;
+        work.podsSimulated += result.placements.length + result.unschedulable.length;
+        return result;
+      },
+    };
+  };
+
   let cluster = input.cluster;
   // Built on first use: a pass whose methods never simulate (emptiness only, a skipped search) pays nothing.
   let simulator: Simulator | undefined;
   const lazySimulator: Simulator = {
     simulate: (request) => {
-      simulator ??= (input.simulatorFactory ?? createSimulator)({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+      simulator ??= simulatorFactory({ cluster, nodePools: input.nodePools, catalog: input.catalog });
       return simulator.simulate(request);
     },
   };
@@ -163,12 +189,14 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     pools,
     catalog: input.catalog,
     nowMs: input.nowMs,
-    ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}),
+    simulatorFactory,
   };
   const kubeWorld = checkScheduler ? new KubeSchedulerWorld(checkContext, input.cluster, lazySimulator) : undefined;
 
-  for (const method of methods) {
+  const overWorkLimit = () => input.workLimit !== undefined && work.podsSimulated + work.podsIndexed > input.workLimit;
+  decide: for (const method of methods) {
     for (;;) {
+      if (overWorkLimit()) break decide;
       const view: PassView = {
         nowMs: input.nowMs,
         gates: input.gates,
@@ -247,7 +275,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     moves.length = kept;
   }
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work };
 }
 
 /** A move that evicts pods and launches nothing, decided after one that evicts pods and launches a node. */

@@ -80,6 +80,15 @@ function queueFor(laidOut: LaidOut, order: readonly number[]): { pods: Pod[]; av
   return { pods, availableFrom };
 }
 
+/**
+ * The order the actuator evicts in: a delete evicts as soon as its command starts, a replacement once its
+ * new node is Ready, so every delete's pods first (in decision order), then the replacements'.
+ */
+function evictionOrder(moves: readonly PlannedMove[]): number[] {
+  const byDecision = moves.map((_, index) => index);
+  return [...byDecision.filter((i) => moves[i]!.proposal.replacements.length === 0), ...byDecision.filter((i) => moves[i]!.proposal.replacements.length > 0)];
+}
+
 /** The first decision (index into `moves`) a pod of which would stay Pending, and why; undefined when none. */
 export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
   if (moves.length === 0) return undefined;
@@ -89,9 +98,8 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
   laidOut.evicted.forEach((pods, index) => pods.forEach((p) => decisionOf.set(p.uid, index)));
 
   const byDecision = moves.map((_, index) => index);
-  const deletesFirst = [...byDecision.filter((i) => moves[i]!.proposal.replacements.length === 0), ...byDecision.filter((i) => moves[i]!.proposal.replacements.length > 0)];
   let worst: { index: number; reason: string } | undefined;
-  for (const order of [byDecision, deletesFirst]) {
+  for (const order of [byDecision, evictionOrder(moves)]) {
     const { pods, availableFrom } = queueFor(laidOut, order);
     if (pods.length === 0) continue;
     const result = simulator.simulate({ excludedNodes: laidOut.excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom });
@@ -132,7 +140,7 @@ export interface CarriedOut {
 
 /**
  * The cluster once the actuator has carried the moves out as it does (every node of the plan tainted
- * first, then decision by decision, each replacement Ready from its own decision on) and kube-scheduler
+ * first, the deletes' pods evicted first, then each replacement's once it is Ready) and kube-scheduler
  * has placed each evicted pod on the least allocated node that takes it. A pod that found no node then
  * is tried once more when everything is done; after that it stays Pending. The later waves of a plan
  * start from this cluster (laterWaves.ts).
@@ -141,7 +149,7 @@ export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: 
   if (moves.length === 0) return { cluster: start, pending: [], touched: new Set() };
   const laidOut = layOut(ctx, start, moves);
   const factory = ctx.simulatorFactory ?? createSimulator;
-  const { pods, availableFrom } = queueFor(laidOut, moves.map((_, index) => index));
+  const { pods, availableFrom } = queueFor(laidOut, evictionOrder(moves));
   const placedAt = new Map<string, string>();
   if (pods.length > 0) {
     const simulator = factory({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });

@@ -52,6 +52,7 @@ export class KubeSchedulerWorld {
   /** True once a committed move took pods an earlier move had sent to its nodes (see planCheck.ts). */
   reshuffled = false;
   private last: Checked | undefined;
+  private byNode: Map<string, { pod: Pod; at: number }[]> | undefined;
   /** False while every committed move moved no pod: the world is then the pass's own cluster. */
   private diverged = false;
 
@@ -107,6 +108,7 @@ export class KubeSchedulerWorld {
     for (const name of names) this.replacementAt.set(name, this.commits);
     if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
     this.simulator = undefined;
+    this.byNode = undefined;
   }
 
   /**
@@ -117,17 +119,34 @@ export class KubeSchedulerWorld {
   private movedBy(proposal: Proposal): Pod[] {
     const own = proposal.candidates.flatMap((c) => c.pods);
     if (this.movedAt.size === 0) return own;
-    const nodes = new Set(proposal.candidates.map((c) => c.node.name));
-    const here = new Map<string, Pod>();
-    for (const p of this.cluster.pods) if (p.nodeName !== undefined && nodes.has(p.nodeName)) here.set(p.uid, p);
+    // Pods found on the move's nodes, by uid, with their place in the world's pod list (the order the
+    // rest are evicted in).
+    const here = new Map<string, { pod: Pod; at: number }>();
+    const byNode = this.podsByNode();
+    for (const c of proposal.candidates) for (const entry of byNode.get(c.node.name) ?? []) here.set(entry.pod.uid, entry);
     const out: Pod[] = [];
     for (const p of own) {
       const inWorld = here.get(p.uid);
-      if (inWorld) out.push(inWorld);
+      if (inWorld) out.push(inWorld.pod);
       here.delete(p.uid);
     }
-    for (const p of here.values()) if (this.movedAt.has(p.uid)) out.push(p);
+    const rest = [...here.values()].filter((e) => this.movedAt.has(e.pod.uid)).sort((a, b) => a.at - b.at);
+    for (const e of rest) out.push(e.pod);
     return out;
+  }
+
+  /** The world's pods by node, built once per commit (a pass checks many more moves than it commits). */
+  private podsByNode(): Map<string, { pod: Pod; at: number }[]> {
+    if (this.byNode) return this.byNode;
+    const byNode = new Map<string, { pod: Pod; at: number }[]>();
+    this.cluster.pods.forEach((pod, at) => {
+      if (pod.nodeName === undefined) return;
+      const list = byNode.get(pod.nodeName);
+      if (list) list.push({ pod, at });
+      else byNode.set(pod.nodeName, [{ pod, at }]);
+    });
+    this.byNode = byNode;
+    return byNode;
   }
 
   private place(proposal: Proposal, mustPlaceAll = true): Checked | string {

@@ -1,0 +1,146 @@
+// A plan's later waves (issue 11 item 6: "a first plan close to the end; later passes mostly execute
+// it"). One pass cannot take every move at once: the actuator taints every node of a pass before it
+// evicts anything, so a node that receives pods from one decision cannot also be replaced in the same
+// pass (the kube-scheduler check refuses it, schedulerCheck.ts), and a node whose pods only just moved
+// waits out its pool's consolidateAfter (seed 004). Those moves are for the next passes.
+//
+// The projection plays those passes forward on a model of the cluster: the pass's plan is carried out
+// as the actuator does it and the evicted pods are placed as kube-scheduler's default scoring would
+// place them (planCheck.ts carryOutPlan), then the same pass runs again on the cluster that leaves,
+// once the waits are over, and so on until a pass finds nothing the actuator would carry out. Nothing
+// is acted on from a later wave: each real pass decides again from the cluster it reads, so a wave is
+// what the next passes are expected to do, not a promise. What the projection cannot know (where the
+// real scheduler puts a pod when several nodes score the same, workload changing meanwhile, grace
+// periods and budget windows in between) is why each wave is decided again for real.
+import { InputError } from '../errors.ts';
+import type { Decision } from '../plan.ts';
+import type { Node, Pod } from '../model/types.ts';
+import { snapshotTiming } from './candidates.ts';
+import { runConsolidationPass, type PassInput, type PassOutcome } from './pass.ts';
+import { carryOutPlan } from './planCheck.ts';
+import type { SchedulerCheckContext } from './schedulerCheck.ts';
+
+/** Later passes see a new node only once it has been Ready this long (the app's minimum lifetime). */
+const SETTLE_FLOOR_MS = 5 * 60_000;
+
+export interface ProjectionLimits {
+  /** At most this many later waves (0: none). */
+  readonly waves: number;
+  /**
+   * Stop once the later waves together have done more work than this (pods simulated plus pods indexed,
+   * PassOutcome.work): a bound on the projection's time that does not depend on the machine. Absent: none.
+   */
+  readonly work?: number;
+}
+
+/** A pass's work in one number (see PassOutcome.work). */
+export const workOf = (outcome: PassOutcome): number => outcome.work.podsSimulated + outcome.work.podsIndexed;
+
+/**
+ * The default: 20 later waves, doing together at most about twice the work of the pass itself, so a
+ * plan with its projection costs about 3 passes (later waves decide on a cluster with fewer nodes but
+ * often more replacements to check, and each such check indexes the whole cluster again).
+ */
+export function defaultLimits(first: PassOutcome): ProjectionLimits {
+  return { waves: 20, work: 2 * Math.max(workOf(first), 10_000) };
+}
+
+/**
+ * `PLAN_WAVES`: unset or `default` -> the default limits (defaultLimits); `0` or `off` -> no projection;
+ * `N` (1-100) -> N later waves, however much they simulate.
+ */
+export type PlanWaves = 'default' | number;
+
+export function parsePlanWaves(text: string | undefined, source = 'PLAN_WAVES'): PlanWaves {
+  const value = text?.trim().toLowerCase() ?? '';
+  if (value === '' || value === 'default') return 'default';
+  if (value === 'off') return 0;
+  const waves = Number(value);
+  if (!/^\d+$/.test(value) || waves > 100) throw new InputError('', source, `"${text}" is not a number of waves from 0 to 100, "default" or "off"`);
+  return waves;
+}
+
+/** The limits `PLAN_WAVES` asks for, for this pass; undefined when the projection is off. */
+export function limitsFor(planWaves: PlanWaves, first: PassOutcome): ProjectionLimits | undefined {
+  if (planWaves === 'default') return defaultLimits(first);
+  return planWaves > 0 ? { waves: planWaves } : undefined;
+}
+
+export interface LaterWave {
+  /** 2 for the pass after this one's plan is carried out, and so on. */
+  readonly wave: number;
+  /** The time the wave is projected at: the wave before it carried out, every wait over. */
+  readonly atMs: number;
+  readonly decisions: readonly Decision[];
+}
+
+export interface WaveProjection {
+  readonly waves: readonly LaterWave[];
+  /** Why the projection ends: nothing more to carry out, the wave limit, or pods the model could not place. */
+  readonly stoppedBecause: 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
+  /** Pods left Pending by the last carried-out wave (the projection stops there). */
+  readonly pendingPods: number;
+}
+
+/** Decisions the actuator carries out (a move with more than one replacement is planned only). */
+export const actedOn = (d: Decision): boolean => d.dryRunOnly === undefined;
+
+/** The waves later passes are expected to take after `first` (the pass's own outcome for `input`). */
+export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: ProjectionLimits): WaveProjection {
+  const waves: LaterWave[] = [];
+  const pools = new Map(input.nodePools.map((p) => [p.name, p]));
+  // The next pass that can see a wave's nodes again comes after the longest wait of a pool in scope.
+  const waitsMs = input.nodePools.filter((p) => input.poolFilter?.(p) ?? true).map((p) => p.consolidateAfterMs ?? 0);
+  const settleMs = Math.max(SETTLE_FLOOR_MS, ...waitsMs);
+  const original = new Set(input.cluster.nodes.map((n) => n.name));
+  const lastEventAt = new Map<string, number>();
+  let cluster = input.cluster;
+  let outcome = first;
+  let nowMs = input.nowMs;
+  let work = 0;
+  for (let wave = 2; ; wave++) {
+    const acted = outcome.moves.filter((_, i) => actedOn(outcome.decisions[i]!));
+    if (acted.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0 };
+    if (wave > limits.waves + 1) return { waves, stoppedBecause: 'wave limit', pendingPods: 0 };
+    if (limits.work !== undefined && work > limits.work) return { waves, stoppedBecause: 'work limit', pendingPods: 0 };
+    const ctx: SchedulerCheckContext = {
+      nodePools: input.nodePools,
+      pools,
+      catalog: input.catalog,
+      nowMs,
+      ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}),
+    };
+    const carried = carryOutPlan(ctx, cluster, acted);
+    if (carried.pending.length > 0) return { waves, stoppedBecause: 'pods would stay Pending', pendingPods: carried.pending.length };
+    for (const name of carried.touched) lastEventAt.set(name, nowMs);
+    cluster = carried.cluster;
+    nowMs += settleMs;
+    const baseTiming = input.timing;
+    outcome = runConsolidationPass({
+      ...input,
+      cluster,
+      nowMs,
+      verdicts: undefined,
+      inFlight: stillThere(input.inFlight, cluster.nodes),
+      // A node the model moved pods to (or launched) had its last pod event then; the others keep
+      // their history, without grace protection (the projection shows where later passes go, not when).
+      timing: (node: Node, pods: readonly Pod[]) => {
+        const at = lastEventAt.get(node.name);
+        if (at !== undefined) return { lastPodEventAt: at };
+        return { lastPodEventAt: (baseTiming ?? snapshotTiming)(node, pods).lastPodEventAt };
+      },
+      extraReasons: (node: Node) => (original.has(node.name) ? (input.extraReasons?.(node) ?? []) : []),
+      replacementPrefix: `wave${wave}-replacement`,
+      ...(limits.work === undefined ? {} : { workLimit: limits.work - work }),
+    });
+    work += workOf(outcome);
+    if (outcome.decisions.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0 };
+    waves.push({ wave, atMs: nowMs, decisions: outcome.decisions });
+  }
+}
+
+/** The in-flight nodes the carried-out cluster still has (their commands are not this plan's). */
+function stillThere(inFlight: ReadonlySet<string> | undefined, nodes: readonly Node[]): Set<string> {
+  if (!inFlight || inFlight.size === 0) return new Set();
+  return new Set(nodes.filter((n) => inFlight.has(n.name)).map((n) => n.name));
+}

@@ -1,0 +1,164 @@
+// Issue 11 item 6: a plan projects what the later passes are expected to do once it is carried out.
+import { describe, expect, it } from 'vitest';
+import { buildPlan } from '../../src/core/buildPlan.ts';
+import { carryOutPlan } from '../../src/core/disruption/planCheck.ts';
+import { limitsFor, parsePlanWaves, projectLaterWaves } from '../../src/core/disruption/laterWaves.ts';
+import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
+import { indexCatalog } from '../../src/core/disruption/prices.ts';
+import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
+import type { NodePool } from '../../src/core/model/types.ts';
+import { cluster, m5Catalog, Mi, minutes, node, nodePool, on, pod, T0 } from '../builders.ts';
+
+const xlarge = (name: string) => node({ name, instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 } });
+
+/**
+ * One-for-one moves only (WhenCheaper), and a 15-minute consolidateAfter. `a` (an m5.large, one 300m pod)
+ * is cheapest to disrupt: it is deleted, its pod going to `b` (an m5.xlarge with two 500m pods). `b` has
+ * just received a pod, so this pass leaves it alone; once that settles, 1300m fit an m5.large.
+ */
+function input(pool: Partial<NodePool> = {}): PassInput {
+  return {
+    cluster: cluster({
+      nodes: [node({ name: 'a' }), xlarge('b')],
+      pods: [
+        ...on('a', pod({ name: 'from-a', requests: { cpu: 300, memory: 256 * Mi } })),
+        ...on('b', pod({ requests: { cpu: 500, memory: 256 * Mi } }), pod({ requests: { cpu: 500, memory: 256 * Mi } })),
+      ],
+    }),
+    nodePools: [nodePool({ consolidationPolicy: 'WhenCheaper', consolidateAfterMs: minutes(15), ...pool })],
+    catalog: m5Catalog(),
+    nowMs: T0,
+    gates: { spotToSpotConsolidation: false },
+    parseDuration: durationOrNull,
+  };
+}
+
+const summaries = (decisions: readonly { action: string; nodes: readonly string[] }[]) => decisions.map((d) => `${d.action} ${d.nodes.join('+')}`);
+
+describe('later waves', () => {
+  it('a node that receives pods is replaced in the next wave, once its pod event has settled', () => {
+    const first = runConsolidationPass(input());
+    expect(summaries(first.decisions)).toEqual(['delete a']);
+    const projection = projectLaterWaves(input(), first, { waves: 10 });
+    expect(projection.stoppedBecause).toBe('settled');
+    expect(projection.waves.map((w) => [w.wave, w.atMs - T0, summaries(w.decisions)])).toEqual([[2, minutes(15), ['replace b']]]);
+    const replacement = projection.waves[0]!.decisions[0]!;
+    expect(replacement.replacements[0]?.instanceTypes[0]).toBe('m5.large');
+    // its pods, the one moved from a included, go to a node named for its wave
+    expect(Object.values(replacement.podDestinations ?? {})).toEqual(['wave2-replacement-1', 'wave2-replacement-1', 'wave2-replacement-1']);
+  });
+
+  it('the plan says where this pass and the waves lead: $0.288/hr now, $0.096/hr in the end', () => {
+    const first = runConsolidationPass(input());
+    const projection = projectLaterWaves(input(), first, { waves: 10 });
+    const plan = buildPlan(first, {
+      nowMs: T0,
+      dryRun: true,
+      prices: indexCatalog(m5Catalog()),
+      projection,
+      lowerBound: { startCostPerHour: 0.288, lowerBoundPerHour: 0.096, lockedCostPerHour: 0 } as never,
+    });
+    expect(plan.summary?.savingsPerHour).toBe(0.096);
+    expect(plan.projection).toMatchObject({ stoppedBecause: 'settled', savingsPerHour: 0.096, endCostPerHour: 0.096, ratio: 1, nodesDisrupted: 1, podsEvicted: 3 });
+    expect(plan.projection?.waves[0]).toMatchObject({ wave: 2, evaluatedAt: '2026-11-21T12:15:00Z', savingsPerHour: 0.096 });
+  });
+
+  it('under consolidateAfter 0s too: the replacement of b cannot come in the same pass, so it is a later wave', () => {
+    // The actuator taints every node of a pass before it evicts: from-a would need room elsewhere when
+    // a drains, before b's replacement is Ready, and there is none (schedulerCheck.ts).
+    const first = runConsolidationPass(input({ consolidateAfterMs: 0 }));
+    expect(summaries(first.decisions)).toEqual(['delete a']);
+    expect(first.notes.get('b')?.join(' ')).toMatch(/would stay Pending when that decision drains/);
+    const projection = projectLaterWaves(input({ consolidateAfterMs: 0 }), first, { waves: 10 });
+    // the next pass comes at least 5 minutes later: a new node's minimum lifetime
+    expect(projection.waves.map((w) => [w.wave, w.atMs - T0, summaries(w.decisions)])).toEqual([[2, minutes(5), ['replace b']]]);
+  });
+
+  it.each([
+    ['no waves asked for', { waves: 0 }, 'wave limit'],
+    ['no work allowed beyond the first wave', { waves: 10, work: 0 }, 'work limit'],
+  ] as const)('stops at its limits: %s', (_name, limits, stopped) => {
+    const first = runConsolidationPass(input());
+    const projection = projectLaterWaves(input(), first, limits);
+    expect(projection.stoppedBecause).toBe(stopped);
+    expect(projection.waves.length).toBe(limits.waves === 0 ? 0 : 1);
+  });
+
+  it('a work limit cuts a projection that would go on', () => {
+    // x, y and z are deleted one per pass (the budget allows one node at a time), their pods going to keep.
+    const pools = [nodePool({ consolidationPolicy: 'WhenCheaper', budgets: [{ nodes: { count: 1 } }] })];
+    const small = () => pod({ requests: { cpu: 100, memory: Mi } });
+    const base: PassInput = {
+      ...input(),
+      nodePools: pools,
+      cluster: cluster({
+        nodes: [xlarge('keep'), node({ name: 'x' }), node({ name: 'y' }), node({ name: 'z' })].map((n) => (n.name === 'keep' ? { ...n, nodePool: undefined } : n)),
+        pods: [...on('x', small()), ...on('y', small()), ...on('z', small())],
+      }),
+    };
+    const first = runConsolidationPass(base);
+    expect(first.decisions).toHaveLength(1);
+    const all = projectLaterWaves(base, first, { waves: 10 });
+    expect(all).toMatchObject({ stoppedBecause: 'settled', waves: [{ wave: 2 }, { wave: 3 }] });
+    // No work allowed beyond what is done: the first later wave runs, the second is not tried.
+    expect(projectLaterWaves(base, first, { waves: 10, work: 0 })).toMatchObject({ stoppedBecause: 'work limit', waves: [{ wave: 2 }] });
+    expect(projectLaterWaves(base, first, { waves: 1 })).toMatchObject({ stoppedBecause: 'wave limit', waves: [{ wave: 2 }] });
+  });
+
+  it('PLAN_WAVES by default bounds the waves and their work by the pass’s own', () => {
+    const first = runConsolidationPass(input());
+    expect(limitsFor('default', first)).toEqual({ waves: 20, work: 20_000 });
+    expect(limitsFor(0, first)).toBeUndefined();
+    expect(limitsFor(7, first)).toEqual({ waves: 7 });
+  });
+
+  it.each([
+    [undefined, 'default'],
+    ['', 'default'],
+    ['default', 'default'],
+    ['off', 0],
+    ['0', 0],
+    ['25', 25],
+  ] as const)('PLAN_WAVES=%o is %o', (text, expected) => {
+    expect(parsePlanWaves(text)).toBe(expected);
+  });
+
+  it.each(['-1', '2.5', 'ten', '101'])('PLAN_WAVES=%o is refused, naming the variable', (text) => {
+    expect(() => parsePlanWaves(text)).toThrow(/PLAN_WAVES.*is not a number of waves from 0 to 100/);
+  });
+});
+
+describe('carrying a plan out', () => {
+  it('removes the decided nodes, places their pods and reports the nodes that received them', () => {
+    const start = input();
+    const first = runConsolidationPass(start);
+    const pools = new Map(start.nodePools.map((p) => [p.name, p]));
+    const carried = carryOutPlan({ nodePools: start.nodePools, pools, catalog: start.catalog, nowMs: T0 }, start.cluster, first.moves);
+    expect(carried.cluster.nodes.map((n) => n.name)).toEqual(['b']);
+    expect(carried.pending).toEqual([]);
+    expect(carried.cluster.pods.find((p) => p.name === 'from-a')?.nodeName).toBe('b');
+    expect([...carried.touched]).toEqual(['b']);
+  });
+
+  it('the evicted pods go to the least allocated node that takes them, as kube-scheduler places them', () => {
+    // Only a's move, with c (an empty m5.xlarge) kept: c is emptier than b, so from-a goes there.
+    const start = { ...input(), cluster: { ...input().cluster, nodes: [...input().cluster.nodes, xlarge('c')] } };
+    const first = runConsolidationPass(start);
+    const moves = first.moves.filter((m) => m.proposal.candidates.some((c) => c.node.name === 'a'));
+    const pools = new Map(start.nodePools.map((p) => [p.name, p]));
+    const carried = carryOutPlan({ nodePools: start.nodePools, pools, catalog: start.catalog, nowMs: T0 }, start.cluster, moves);
+    expect(carried.cluster.pods.find((p) => p.name === 'from-a')?.nodeName).toBe('c');
+  });
+
+  it('a pod that finds no node stays Pending, and is reported', () => {
+    const start = input();
+    const first = runConsolidationPass(start);
+    // The same plan on a cluster where b has no room left: from-a has nowhere to go.
+    const full = { ...start.cluster, pods: [...start.cluster.pods, ...on('b', pod({ requests: { cpu: 2900, memory: Mi } }))] };
+    const pools = new Map(start.nodePools.map((p) => [p.name, p]));
+    const carried = carryOutPlan({ nodePools: start.nodePools, pools, catalog: start.catalog, nowMs: T0 }, full, first.moves);
+    expect(carried.pending.map((p) => p.name)).toEqual(['from-a']);
+    expect(carried.pending[0]?.phase).toBe('Pending');
+    expect(carried.cluster.nodes.map((n) => n.name)).toEqual(['b']);
+  });
+});
