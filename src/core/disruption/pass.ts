@@ -264,7 +264,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     // after a replacement (a delete evicts at once, a replacement only once its node is Ready, so the
     // delete's pods take their room first). Place the plan again as a whole, the way it is carried out,
     // and cut it until no pod would be left Pending (planCheck.ts).
-    const { kept, reason } = strandFreePrefix(checkContext, input.cluster, moves);
+    const { kept, reason } = strandFreePrefix(checkContext, input.cluster, moves, kubeWorld.reshuffled ? 'both' : 'eviction');
     for (const dropped of decisions.slice(kept)) {
       for (const name of dropped.nodes) {
         disruptedBy.delete(name);

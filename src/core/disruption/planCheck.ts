@@ -81,6 +81,13 @@ function queueFor(laidOut: LaidOut, order: readonly number[]): { pods: Pod[]; av
 }
 
 /**
+ * Which orders a plan is placed in: `both` (decision by decision, and the actuator's eviction order), or
+ * only the `eviction` order, when the moves were checked decision by decision already and none took pods
+ * an earlier one had sent to its nodes (then decision order places them as the checks did).
+ */
+export type PlanOrders = 'both' | 'eviction';
+
+/**
  * The order the actuator evicts in: a delete evicts as soon as its command starts, a replacement once its
  * new node is Ready, so every delete's pods first (in decision order), then the replacements'.
  */
@@ -90,7 +97,12 @@ function evictionOrder(moves: readonly PlannedMove[]): number[] {
 }
 
 /** The first decision (index into `moves`) a pod of which would stay Pending, and why; undefined when none. */
-export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
+export function firstStrandingMove(
+  ctx: SchedulerCheckContext,
+  start: Cluster,
+  moves: readonly PlannedMove[],
+  orders: PlanOrders = 'both',
+): { index: number; reason: string } | undefined {
   if (moves.length === 0) return undefined;
   const laidOut = layOut(ctx, start, moves);
   const simulator = (ctx.simulatorFactory ?? createSimulator)({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
@@ -99,7 +111,7 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
 
   const byDecision = moves.map((_, index) => index);
   let worst: { index: number; reason: string } | undefined;
-  for (const order of [byDecision, evictionOrder(moves)]) {
+  for (const order of orders === 'both' ? [byDecision, evictionOrder(moves)] : [evictionOrder(moves)]) {
     const { pods, availableFrom } = queueFor(laidOut, order);
     if (pods.length === 0) continue;
     const result = simulator.simulate({ excludedNodes: laidOut.excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom });
@@ -119,11 +131,11 @@ export function firstStrandingMove(ctx: SchedulerCheckContext, start: Cluster, m
  * what takes its room is the taint of a later move. So the later moves go first, and the stranded pod's
  * own move only when it is the last one left. Each round cuts the plan shorter, so this ends.
  */
-export function strandFreePrefix(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { kept: number; reason: string } {
+export function strandFreePrefix(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[], orders: PlanOrders = 'both'): { kept: number; reason: string } {
   let kept = moves.length;
   let reason = '';
   for (;;) {
-    const stranding = firstStrandingMove(ctx, start, moves.slice(0, kept));
+    const stranding = firstStrandingMove(ctx, start, moves.slice(0, kept), orders);
     if (!stranding) return { kept, reason };
     reason = stranding.reason;
     kept = stranding.index < kept - 1 ? stranding.index + 1 : stranding.index;

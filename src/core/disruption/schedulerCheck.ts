@@ -53,6 +53,7 @@ export class KubeSchedulerWorld {
   reshuffled = false;
   private last: Checked | undefined;
   private byNode: Map<string, { pod: Pod; at: number }[]> | undefined;
+  private scansSinceCommit = 0;
   /** False while every committed move moved no pod: the world is then the pass's own cluster. */
   private diverged = false;
 
@@ -109,6 +110,7 @@ export class KubeSchedulerWorld {
     if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
     this.simulator = undefined;
     this.byNode = undefined;
+    this.scansSinceCommit = 0;
   }
 
   /**
@@ -122,8 +124,18 @@ export class KubeSchedulerWorld {
     // Pods found on the move's nodes, by uid, with their place in the world's pod list (the order the
     // rest are evicted in).
     const here = new Map<string, { pod: Pod; at: number }>();
-    const byNode = this.podsByNode();
-    for (const c of proposal.candidates) for (const entry of byNode.get(c.node.name) ?? []) here.set(entry.pod.uid, entry);
+    if (this.byNode || this.scansSinceCommit >= 1) {
+      const byNode = this.podsByNode();
+      for (const c of proposal.candidates) for (const entry of byNode.get(c.node.name) ?? []) here.set(entry.pod.uid, entry);
+    } else {
+      // The first check after a commit scans the pods; a second one builds the index (a pass of many
+      // commits and one check each pays no index; a later wave checking many moves per commit pays one).
+      this.scansSinceCommit += 1;
+      const nodes = new Set(proposal.candidates.map((c) => c.node.name));
+      this.cluster.pods.forEach((pod, at) => {
+        if (pod.nodeName !== undefined && nodes.has(pod.nodeName)) here.set(pod.uid, { pod, at });
+      });
+    }
     const out: Pod[] = [];
     for (const p of own) {
       const inWorld = here.get(p.uid);
@@ -135,7 +147,7 @@ export class KubeSchedulerWorld {
     return out;
   }
 
-  /** The world's pods by node, built once per commit (a pass checks many more moves than it commits). */
+  /** The world's pods by node, built at most once per commit (see movedBy). */
   private podsByNode(): Map<string, { pod: Pod; at: number }[]> {
     if (this.byNode) return this.byNode;
     const byNode = new Map<string, { pod: Pod; at: number }[]>();
