@@ -539,3 +539,25 @@ describe('validation', () => {
     expectInputError(() => parseClusterObjects(objects), object, 'metadata.name', 'more than once');
   });
 });
+
+describe('tolerations shared between pods (issue 10: memory)', () => {
+  const defaults = [
+    { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+    { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
+  ];
+  it('pods with the same list share one parsed copy; a different list gets its own', () => {
+    const { pods } = parseClusterObjects([
+      podObject('a', { tolerations: defaults }),
+      podObject('b', { tolerations: structuredClone(defaults) }),
+      podObject('c', { tolerations: [...defaults, { key: 'gpu', operator: 'Exists' }] }),
+    ]);
+    const [a, b, c] = pods;
+    expect(b!.tolerations).toBe(a!.tolerations);
+    expect(c!.tolerations).not.toBe(a!.tolerations);
+    expect(c!.tolerations).toEqual([
+      { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+      { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+      { key: 'gpu', operator: 'Exists' },
+    ]);
+  });
+});

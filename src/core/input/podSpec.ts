@@ -124,7 +124,27 @@ function parsePodAffinityTerms(f: Fields, section: JsonRecord | undefined, path:
   });
 }
 
-function parseTolerations(f: Fields, raw: unknown, path: string): Toleration[] {
+/**
+ * Parsed toleration lists, shared between the pods that carry the same one (issue 10: almost every pod
+ * has the same two default tolerations, and one copy per pod was 14 MB of the live heap at 30k pods).
+ * Safe to share: the model is read-only. Bounded, so a cluster of all-different lists keeps no more.
+ */
+const sharedTolerations = new Map<string, readonly Toleration[]>();
+const MAX_SHARED_TOLERATION_LISTS = 10_000;
+
+function parseTolerations(f: Fields, raw: unknown, path: string): readonly Toleration[] {
+  const list = parseTolerationList(f, raw, path);
+  if (list.length === 0) return NO_TOLERATIONS;
+  const key = list.map((t) => `${t.key ?? ''}\u0001${t.operator ?? ''}\u0001${t.value ?? ''}\u0001${t.effect ?? ''}`).join('\u0002');
+  const shared = sharedTolerations.get(key);
+  if (shared) return shared;
+  if (sharedTolerations.size < MAX_SHARED_TOLERATION_LISTS) sharedTolerations.set(key, list);
+  return list;
+}
+
+const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
+
+function parseTolerationList(f: Fields, raw: unknown, path: string): Toleration[] {
   return f.optArray(raw, path).map((t, i) => {
     const p = `${path}[${i}]`;
     const r = f.record(t, p);
