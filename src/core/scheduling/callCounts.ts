@@ -111,8 +111,9 @@ class SetIndex<V> {
   /** The values of the sets matching a pod. */
   matching(namespace: string, labels: Labels, visit: (value: V) => void): void {
     if (this.byPair.size > 0) {
-      for (const [key, value] of Object.entries(labels)) {
-        const sets = this.byPair.get(pairKey(key, value));
+      for (const key in labels) {
+        if (!Object.hasOwn(labels, key)) continue;
+        const sets = this.byPair.get(pairKey(key, labels[key]!));
         if (!sets) continue;
         for (const set of sets) if (set.matches(namespace, labels)) visit(this.values.get(set)!);
       }
@@ -149,8 +150,9 @@ export class CallCounts {
   placed(placed: PlacedPod): void {
     const seq = this.view.placed.length - 1;
     const { namespace, labels } = placed.pod;
-    for (const [key, value] of Object.entries(labels)) {
-      const k = pairKey(key, value);
+    for (const key in labels) {
+      if (!Object.hasOwn(labels, key)) continue;
+      const k = pairKey(key, labels[key]!);
       const list = this.placedByPair.get(k);
       if (list) list.push(seq);
       else this.placedByPair.set(k, [seq]);

@@ -9,9 +9,11 @@ export function labelValue(labels: Labels, key: string): string | undefined {
 /** An absent selector matches nothing (pod affinity and spread semantics); `{}` matches everything. */
 export function matchesSelector(selector: LabelSelector | undefined, labels: Labels): boolean {
   if (selector === undefined) return false;
-  if (selector.matchLabels) {
-    for (const [key, value] of Object.entries(selector.matchLabels)) {
-      if (labelValue(labels, key) !== value) return false;
+  const matchLabels = selector.matchLabels;
+  if (matchLabels) {
+    // for-in rather than Object.entries: no array per call (this runs for every pod a simulation places)
+    for (const key in matchLabels) {
+      if (Object.hasOwn(matchLabels, key) && labelValue(labels, key) !== matchLabels[key]) return false;
     }
   }
   for (const expression of selector.matchExpressions ?? []) {

@@ -23,7 +23,9 @@ export class RoomBound {
     // The same free room as the simulation's buildExistingNodes, summed here directly: that builds the
     // whole simulation index, which per multi-node round cost about 0.5 s a pass (1,000 nodes, 100%).
     const used = new Map<string, { cpu: number; memory: number; pods: number }>();
-    for (const pod of cluster.pods) {
+    const pods = cluster.pods;
+    for (let k = 0; k < pods.length; k++) {
+      const pod = pods[k]!;
       if (pod.nodeName === undefined || isTerminal(pod)) continue;
       const entry = used.get(pod.nodeName) ?? { cpu: 0, memory: 0, pods: 0 };
       entry.cpu += pod.requests['cpu'] ?? 0;
