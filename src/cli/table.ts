@@ -223,13 +223,23 @@ function projectionLines(p: PlanProjection | undefined): string[] {
   ];
 }
 
-/** Each projected wave: when, what it saves, and its decisions in a few words. */
-function waveLines(p: PlanProjection | undefined, width: number): string[] {
+/**
+ * Each projected wave: when, what it saves, and its decisions in a line each (node lists cut with a
+ * count unless `wide`).
+ */
+function waveLines(p: PlanProjection | undefined, layout: { wide: boolean; width: number; short: (name: string) => string }): string[] {
   if (p === undefined || p.waves.length === 0) return [];
+  const { wide, width, short } = layout;
   const out: string[] = wrap('LATER WAVES, projected: what the next passes are expected to do once this plan is carried out (each pass decides again)', width, '  ', '');
   for (const wave of p.waves) {
     out.push(`  wave ${wave.wave} (${wave.evaluatedAt}): ${wave.decisions.length} decision(s), saving ${money(wave.savingsPerHour)}/hr`);
-    for (const d of wave.decisions) out.push(...wrap(d.summary ?? `${d.action} ${d.nodes.join(', ')}`, width, '      ', '    - '));
+    for (const d of wave.decisions) {
+      const launch = d.replacements.map((r) => `${r.capacityType} ${r.instanceTypes[0] ?? '?'}`).join(' + ');
+      const tail = `${launch ? ` with ${launch}` : ''}: ${d.evictedPods.length} pod(s), saves ${money(d.savingsPerHour)}/hr${d.dryRunOnly ? ' (planned only)' : ''}`;
+      const names = d.nodes.map(short);
+      const nodes = wide ? names.join(', ') : listWithCount(names, Math.max(20, width - 8 - d.action.length - tail.length));
+      out.push(...wrap(`${d.action} ${nodes}${tail}`, width, '      ', '    - '));
+    }
   }
   return out;
 }
@@ -292,7 +302,7 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
   // Balanced pools: the scores of the moves taken and refused (none when no move was scored).
   out.push(...balancedLines(plan, plainColumns));
   out.push('');
-  const waves = waveLines(plan.projection, width);
+  const waves = waveLines(plan.projection, { wide, width, short });
   if (waves.length > 0) out.push(...waves, '');
 
   // Nodes, grouped by outcome.

@@ -193,6 +193,33 @@ describe('table rules', () => {
     expect(text).toContain('planned only, not carried out: launches 2 replacements');
   });
 
+  it('later waves: a summary line, then each wave with its decisions, long node lists cut unless --wide', () => {
+    const many = Array.from({ length: 40 }, (_, i) => `node-${i}`);
+    const projection = {
+      waves: [
+        { wave: 2, evaluatedAt: '2026-11-21T12:15:00Z', savingsPerHour: 0.5, decisions: [decision(many, { evictedPods: ['ns/p1'], savingsPerHour: 0.5 })] },
+      ],
+      stoppedBecause: 'work limit' as const,
+      savingsPerHour: 0.5,
+      endCostPerHour: 0.1,
+      ratio: 1.05,
+      nodesDisrupted: 40,
+      podsEvicted: 1,
+    };
+    const text = renderTable(plan([], [node('a')], { projection }));
+    expect(text).toContain('later passes (projected, not acted on now): 1 more wave(s), 40 node(s), 1 pod(s), saving $0.5000/hr more;');
+    expect(text).toMatch(/would end at \$0\.1000\/hr, 1\.050x the lower bound \(projection cut short: work limit; PLAN_WAVES sets it\)/);
+    expect(text).toContain('  wave 2 (2026-11-21T12:15:00Z): 1 decision(s), saving $0.5000/hr');
+    expect(text).toMatch(/^ {4}- delete node-0, node-1, .* \+\d+ more: 1 pod\(s\), saves \$0\.5000\/hr$/m);
+    expect(text.indexOf('LATER WAVES')).toBeGreaterThan(text.indexOf('DECISIONS'));
+    expect(widest(text)).toBeLessThanOrEqual(120);
+    expect(renderTable(plan([], [node('a')], { projection }), { wide: true })).toContain(`- delete ${many.join(', ')}: 1 pod(s)`);
+    // none projected: the summary says so, and there is no section
+    const none = renderTable(plan([], [node('a')], { projection: { ...projection, waves: [], stoppedBecause: 'settled' as const } }));
+    expect(none).toContain('later passes: nothing more is expected after this plan');
+    expect(none).not.toContain('LATER WAVES');
+  });
+
   it('no efficiency line when the plan has none', () => {
     expect(renderTable(plan([], [node('a')]))).not.toMatch(/efficiency/);
   });
