@@ -58,6 +58,8 @@ describe('a dry run', () => {
     expect(response.nodes.length).toBeGreaterThan(0);
     expect(response.pass).toMatchObject({ function: 'consolidate', scope: 'consolidation', trigger: 'manual', catalog: { source: 'bundled' } });
     expect(response.notes?.some((n) => n.includes('live catalog refresh failed'))).toBe(true);
+    // A dry run projects the later waves by default (PLAN_WAVES), touching nothing either.
+    expect(response.projection).toMatchObject({ stoppedBecause: expect.stringMatching(/settled|limit/) });
 
     // Kubernetes: only reads, with an EKS token made for this cluster.
     expect(h.kube.requests.length).toBeGreaterThan(0);
@@ -137,6 +139,8 @@ describe('a real run', () => {
 
     expect(response.dryRun).toBe(false);
     expect(response.pass.trigger).toBe('schedule');
+    // Acting, the pass projects nothing by default: the actuator uses only this pass's decisions.
+    expect(response).not.toHaveProperty('projection');
     expect(response.actions).toEqual({ carriedOut: 0 });
     expect(actuator.calls).toEqual([{ decisions: response.decisions.length, owner: expect.stringMatching(new RegExp(`^${context.awsRequestId}/[0-9a-f-]{36}$`)), deadlineMs: NOW + 200_000 - 15_000 }]);
     const items = await scanTable(h);
