@@ -9,7 +9,11 @@
 // and small differences of order add up over hundreds of moves. So the pass's plan is placed again as a
 // whole, in two orders: decision by decision (each replacement there from its own decision on), and
 // every delete first (what is evicted at once), then the replacements' pods; strandFreePrefix cuts it
-// until no pod is left without a node in either order.
+// until no pod is left without a node in either order. A plan whose delete that moves pods comes after
+// a replacement is placed again too, in the actuator's order only: its deletes' pods go first and may
+// take the room the checks counted on for the replacement's pods (schedulerCheck.test.ts has a case).
+//
+// carryOutPlan gives the cluster a plan leaves, for the plan's later waves (laterWaves.ts).
 import type { Cluster, Node, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { replacementNodes } from './applyDecision.ts';
