@@ -61,6 +61,10 @@ Output:
 Environment:
   FEATURE_GATES       as --feature-gates, when the flag is not given
   NO_COLOR            any non-empty value: no colour
+  REPLACEMENT_BOUND   how large a replacement may be: a scale of the largest node a move removes,
+                      optionally with maxPods=N (e.g. 3,maxPods=110), or off. default: 2
+  PLAN_WAVES          the later passes the plan projects (its "projection"): default (20 waves, about
+                      twice the pass's own work), a number of waves, or off. default: default
   EKS_CONSOLIDATOR_STATE_WAIT_MS
                       how long to wait for a --state file another run holds. default: 10000
 

@@ -68,6 +68,7 @@ describe('--help and --version', () => {
     expect(r.stdout).toMatch(/table/);
     expect(r.stdout).toMatch(/default: the bundled us-east-1 catalog/);
     expect(r.stdout).toMatch(/NO_COLOR/);
+    for (const variable of ['FEATURE_GATES', 'REPLACEMENT_BOUND', 'PLAN_WAVES']) expect(r.stdout).toContain(variable);
     for (const code of ['0  a plan was printed', '1  internal error', '2  bad input', '3  the --state file is in use']) expect(r.stdout).toContain(code);
   });
 
