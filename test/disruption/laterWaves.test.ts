@@ -136,7 +136,10 @@ describe('carrying a plan out', () => {
     const carried = carryOutPlan({ nodePools: start.nodePools, pools, catalog: start.catalog, nowMs: T0 }, start.cluster, first.moves);
     expect(carried.cluster.nodes.map((n) => n.name)).toEqual(['b']);
     expect(carried.pending).toEqual([]);
-    expect(carried.cluster.pods.find((p) => p.name === 'from-a')?.nodeName).toBe('b');
+    const moved = carried.cluster.pods.find((p) => p.name === 'from-a');
+    expect(moved?.nodeName).toBe('b');
+    // it comes back as a new pod: created and started when the plan is carried out
+    expect([moved?.createdAt, moved?.startedAt]).toEqual([T0, T0]);
     expect([...carried.touched]).toEqual(['b']);
   });
 

@@ -177,10 +177,13 @@ export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: 
   const stays = laidOut.cluster.pods.filter((p) => p.nodeName === undefined || !laidOut.excluded.has(p.nodeName));
   const placed: Pod[] = [];
   let stranded: Pod[] = [];
+  // An evicted pod comes back as a new pod, created and started now: that is its node's pod event, and
+  // a duration-valued do-not-disrupt annotation protects it again from now.
+  const reborn = (pod: Pod): Pod => ({ ...pod, createdAt: ctx.nowMs, startedAt: ctx.nowMs });
   for (const pod of pods) {
     const to = placedAt.get(pod.uid);
-    if (to === undefined) stranded.push({ ...pod, phase: 'Pending' });
-    else placed.push({ ...pod, nodeName: to });
+    if (to === undefined) stranded.push({ ...reborn(pod), phase: 'Pending' });
+    else placed.push({ ...reborn(pod), nodeName: to });
   }
   let cluster: Cluster = { ...laidOut.cluster, nodes, pods: [...stays, ...placed, ...stranded] };
   if (stranded.length > 0) {
