@@ -76,12 +76,12 @@ describe('later waves', () => {
 
   it.each([
     ['no waves asked for', { waves: 0 }, 'wave limit'],
-    ['no work allowed beyond the first wave', { waves: 10, work: 0 }, 'work limit'],
+    ['no work allowed (carrying the plan out is work too)', { waves: 10, work: 0 }, 'work limit'],
   ] as const)('stops at its limits: %s', (_name, limits, stopped) => {
     const first = runConsolidationPass(input());
     const projection = projectLaterWaves(input(), first, limits);
     expect(projection.stoppedBecause).toBe(stopped);
-    expect(projection.waves.length).toBe(limits.waves === 0 ? 0 : 1);
+    expect(projection.waves).toEqual([]);
   });
 
   it('a work limit cuts a projection that would go on', () => {
@@ -100,8 +100,13 @@ describe('later waves', () => {
     expect(first.decisions).toHaveLength(1);
     const all = projectLaterWaves(base, first, { waves: 10 });
     expect(all).toMatchObject({ stoppedBecause: 'settled', waves: [{ wave: 2 }, { wave: 3 }] });
-    // No work allowed beyond what is done: the first later wave runs, the second is not tried.
-    expect(projectLaterWaves(base, first, { waves: 10, work: 0 })).toMatchObject({ stoppedBecause: 'work limit', waves: [{ wave: 2 }] });
+    expect(all.work).toBeGreaterThan(0);
+    // Less work allowed than the whole projection did: it stops on the way, and says why.
+    expect(projectLaterWaves(base, first, { waves: 10, work: all.work - 1 }).stoppedBecause).toBe('work limit');
+    const half = projectLaterWaves(base, first, { waves: 10, work: all.work / 2 });
+    expect(half.stoppedBecause).toBe('work limit');
+    expect(half.waves.length).toBeLessThan(2);
+    expect(projectLaterWaves(base, first, { waves: 10, work: all.work })).toMatchObject({ stoppedBecause: 'settled', waves: [{ wave: 2 }, { wave: 3 }] });
     expect(projectLaterWaves(base, first, { waves: 1 })).toMatchObject({ stoppedBecause: 'wave limit', waves: [{ wave: 2 }] });
   });
 

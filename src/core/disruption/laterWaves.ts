@@ -80,6 +80,8 @@ export interface WaveProjection {
   readonly stoppedBecause: 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
   /** Pods left Pending by the last carried-out wave (the projection stops there). */
   readonly pendingPods: number;
+  /** The work the projection did, carrying out included (the unit of PassOutcome.work). */
+  readonly work: number;
 }
 
 /** Decisions the actuator carries out (a move with more than one replacement is planned only). */
@@ -98,11 +100,12 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
   let outcome = first;
   let nowMs = input.nowMs;
   let work = 0;
+  const overLimit = (): boolean => limits.work !== undefined && work > limits.work;
   for (let wave = 2; ; wave++) {
     const acted = outcome.moves.filter((_, i) => actedOn(outcome.decisions[i]!));
-    if (acted.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0 };
-    if (wave > limits.waves + 1) return { waves, stoppedBecause: 'wave limit', pendingPods: 0 };
-    if (limits.work !== undefined && work > limits.work) return { waves, stoppedBecause: 'work limit', pendingPods: 0 };
+    if (acted.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0, work };
+    if (wave > limits.waves + 1) return { waves, stoppedBecause: 'wave limit', pendingPods: 0, work };
+    if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
     const ctx: SchedulerCheckContext = {
       nodePools: input.nodePools,
       pools,
@@ -111,7 +114,9 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
       ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}),
     };
     const carried = carryOutPlan(ctx, cluster, acted);
-    if (carried.pending.length > 0) return { waves, stoppedBecause: 'pods would stay Pending', pendingPods: carried.pending.length };
+    work += carried.work;
+    if (carried.pending.length > 0) return { waves, stoppedBecause: 'pods would stay Pending', pendingPods: carried.pending.length, work };
+    if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
     for (const name of carried.touched) lastEventAt.set(name, nowMs);
     cluster = carried.cluster;
     nowMs += settleMs;
@@ -134,7 +139,8 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
       ...(limits.work === undefined ? {} : { workLimit: limits.work - work }),
     });
     work += workOf(outcome);
-    if (outcome.decisions.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0 };
+    // A wave the work limit stopped before it decided anything says so, rather than "settled".
+    if (outcome.decisions.length === 0) return { waves, stoppedBecause: overLimit() ? 'work limit' : 'settled', pendingPods: 0, work };
     waves.push({ wave, atMs: nowMs, decisions: outcome.decisions });
   }
 }

@@ -152,6 +152,8 @@ export interface CarriedOut {
   readonly pending: readonly Pod[];
   /** Nodes that received evicted pods, and the replacements launched (each had a pod event). */
   readonly touched: ReadonlySet<string>;
+  /** Pods indexed and placed doing it (the unit of PassOutcome.work). */
+  readonly work: number;
 }
 
 /**
@@ -162,12 +164,14 @@ export interface CarriedOut {
  * start from this cluster (laterWaves.ts).
  */
 export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): CarriedOut {
-  if (moves.length === 0) return { cluster: start, pending: [], touched: new Set() };
+  if (moves.length === 0) return { cluster: start, pending: [], touched: new Set(), work: 0 };
   const laidOut = layOut(ctx, start, moves);
   const factory = ctx.simulatorFactory ?? createSimulator;
   const { pods, availableFrom } = queueFor(laidOut, evictionOrder(moves));
   const placedAt = new Map<string, string>();
+  let work = 0;
   if (pods.length > 0) {
+    work += laidOut.cluster.pods.length + pods.length;
     const simulator = factory({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
     const result = simulator.simulate({ excludedNodes: laidOut.excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', availableFrom });
     for (const p of result.placements) placedAt.set(p.pod.uid, p.nodeName);
@@ -187,6 +191,7 @@ export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: 
   }
   let cluster: Cluster = { ...laidOut.cluster, nodes, pods: [...stays, ...placed, ...stranded] };
   if (stranded.length > 0) {
+    work += cluster.pods.length + stranded.length;
     const retry = factory({ cluster: { ...cluster, pods: [...stays, ...placed] }, nodePools: ctx.nodePools, catalog: ctx.catalog }).simulate({
       excludedNodes: new Set(),
       pods: stranded,
@@ -201,5 +206,5 @@ export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: 
     cluster = { ...cluster, pods: [...stays, ...placed, ...rebound] };
   }
   const touched = new Set([...placedAt.values(), ...laidOut.added.flatMap((a) => a.nodes.map((n) => n.name))]);
-  return { cluster, pending: stranded, touched };
+  return { cluster, pending: stranded, touched, work };
 }
