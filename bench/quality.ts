@@ -15,7 +15,10 @@
 //
 // Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted. QUALITY_DEBUG=1 prints
 // each pass's decisions; QUALITY_NOTES=<pass> prints that pass's most frequent notes (why nodes stayed);
-// QUALITY_MAX_PASSES caps the passes (default 40).
+// QUALITY_MAX_PASSES caps the passes (default 40). The first pass's plan is projected (laterWaves.ts)
+// with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
+// it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
+// really removed (followed).
 import { actedOn, defaultLimits, projectLaterWaves } from '../src/core/disruption/laterWaves.ts';
 import { runConsolidationPass, type PassInput } from '../src/core/disruption/pass.ts';
 import { clusterLowerBound } from '../src/core/efficiency/lowerBound.ts';
