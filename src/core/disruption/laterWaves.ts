@@ -76,7 +76,7 @@ export interface LaterWave {
 
 export interface WaveProjection {
   readonly waves: readonly LaterWave[];
-  /** Why the projection ends: nothing more to carry out, the wave limit, or pods the model could not place. */
+  /** Why the projection ends: nothing more to carry out, the wave or work limit, or pods the model could not place. */
   readonly stoppedBecause: 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
   /** Pods left Pending by the last carried-out wave (the projection stops there). */
   readonly pendingPods: number;
