@@ -24,6 +24,21 @@ const bump = (map: Map<string, number>, key: string, by: number): void => {
 
 const pairKey = (key: string, value: string): string => `${key}\u0000${value}`;
 
+// Labels objects are immutable and the same pods are placed in simulation after simulation (a multi-node
+// search tries many prefixes of one candidate list): their label pairs are worked out once (issue 10).
+const pairKeysOfLabels = new WeakMap<Labels, readonly string[]>();
+
+function labelPairKeys(labels: Labels): readonly string[] {
+  let keys = pairKeysOfLabels.get(labels);
+  if (!keys) {
+    const list: string[] = [];
+    for (const key in labels) if (Object.hasOwn(labels, key)) list.push(pairKey(key, labels[key]!));
+    keys = list;
+    pairKeysOfLabels.set(labels, keys);
+  }
+  return keys;
+}
+
 /** Counts of existing nodes plus a small overlay for new nodes, read as one map (never written). */
 class LayeredCounts implements ReadonlyMap<string, number> {
   constructor(
@@ -111,9 +126,8 @@ class SetIndex<V> {
   /** The values of the sets matching a pod. */
   matching(namespace: string, labels: Labels, visit: (value: V) => void): void {
     if (this.byPair.size > 0) {
-      for (const key in labels) {
-        if (!Object.hasOwn(labels, key)) continue;
-        const sets = this.byPair.get(pairKey(key, labels[key]!));
+      for (const pair of labelPairKeys(labels)) {
+        const sets = this.byPair.get(pair);
         if (!sets) continue;
         for (const set of sets) if (set.matches(namespace, labels)) visit(this.values.get(set)!);
       }
@@ -150,9 +164,7 @@ export class CallCounts {
   placed(placed: PlacedPod): void {
     const seq = this.view.placed.length - 1;
     const { namespace, labels } = placed.pod;
-    for (const key in labels) {
-      if (!Object.hasOwn(labels, key)) continue;
-      const k = pairKey(key, labels[key]!);
+    for (const k of labelPairKeys(labels)) {
       const list = this.placedByPair.get(k);
       if (list) list.push(seq);
       else this.placedByPair.set(k, [seq]);

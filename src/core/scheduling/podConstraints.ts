@@ -64,13 +64,41 @@ export interface PrepareContext {
   readonly staticVerdicts: Map<string, Int8Array>;
 }
 
-export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
-  const other: [string, number][] = [];
-  for (const [key, value] of Object.entries(pod.requests)) {
-    if (key !== CPU && key !== MEMORY && key !== PODS && value > 0) other.push([key, value]);
+/** What a pod's own spec decides, whatever the simulation: worked out once per (immutable) pod object. */
+interface PodShape {
+  readonly other: readonly [string, number][];
+  readonly alternatives: readonly Requirement[][];
+  readonly sets: readonly RequirementSet[];
+  /** Pods of the same signature share their static verdicts (sharedStaticVerdicts). */
+  readonly staticSignature: string;
+}
+
+// A pass places the same pod objects in simulation after simulation (issue 10: the signature's
+// JSON.stringify and the requirement sets were rebuilt for every pod of every simulation).
+const shapes = new WeakMap<Pod, PodShape>();
+
+function shapeOf(pod: Pod): PodShape {
+  let shape = shapes.get(pod);
+  if (!shape) {
+    const other: [string, number][] = [];
+    for (const key in pod.requests) {
+      const value = pod.requests[key]!;
+      if (key !== CPU && key !== MEMORY && key !== PODS && value > 0) other.push([key, value]);
+    }
+    const alternatives = nodeConstraintAlternatives(pod);
+    shape = {
+      other,
+      alternatives,
+      sets: alternativeSets(alternatives),
+      staticSignature: JSON.stringify([pod.tolerations, alternatives, pod.volumeZones ?? null]),
+    };
+    shapes.set(pod, shape);
   }
-  const alternatives = nodeConstraintAlternatives(pod);
-  const sets = alternativeSets(alternatives);
+  return shape;
+}
+
+export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
+  const { other, alternatives, sets, staticSignature } = shapeOf(pod);
   const terms = (list: Pod['podAffinity']): TermInfo[] =>
     list.map((term) => ({
       term,
@@ -98,13 +126,12 @@ export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
     spread,
     repelledBy: ctx.antiGroups.matching(pod),
     topologyIndex: ctx.index.indexOf(pod, ctx.bound.nodeIndexOf(pod)),
-    staticVerdicts: sharedStaticVerdicts(pod, alternatives, ctx),
+    staticVerdicts: sharedStaticVerdicts(staticSignature, ctx),
   };
 }
 
 /** The static verdicts of every pod that the same taints, node labels and zones judge the same way. */
-function sharedStaticVerdicts(pod: Pod, alternatives: readonly Requirement[][], ctx: PrepareContext): Int8Array {
-  const signature = JSON.stringify([pod.tolerations, alternatives, pod.volumeZones ?? null]);
+function sharedStaticVerdicts(signature: string, ctx: PrepareContext): Int8Array {
   let verdicts = ctx.staticVerdicts.get(signature);
   if (!verdicts) {
     verdicts = new Int8Array(ctx.nodes.length);
