@@ -47,8 +47,20 @@ export function selectsEverything(selector: LabelSelector | undefined): boolean 
 }
 
 /** A canonical text for a selector, so equal selectors share cached counts. */
+// Selectors are immutable and the same ones are asked about in simulation after simulation (issue 10).
+const signatures = new WeakMap<LabelSelector, string>();
+
 export function selectorSignature(selector: LabelSelector | undefined): string {
   if (selector === undefined) return '<none>';
+  let signature = signatures.get(selector);
+  if (signature === undefined) {
+    signature = signatureOf(selector);
+    signatures.set(selector, signature);
+  }
+  return signature;
+}
+
+function signatureOf(selector: LabelSelector): string {
   const labels = Object.entries(selector.matchLabels ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, value]) => `${key}=${value}`);

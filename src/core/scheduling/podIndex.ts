@@ -16,6 +16,7 @@ export interface NamespaceScope {
 export class Namespaces {
   private readonly labelsByName = new Map<string, Labels>();
   private readonly scopes = new Map<string, NamespaceScope>();
+  private readonly single = new Map<string, NamespaceScope>();
 
   constructor(namespaces: readonly Namespace[]) {
     for (const namespace of namespaces) this.labelsByName.set(namespace.name, namespace.labels);
@@ -27,6 +28,20 @@ export class Namespaces {
   }
 
   listed(names: readonly string[]): NamespaceScope {
+    // One namespace (a pod's own, the usual case, asked for every pod a simulation prepares): by name.
+    if (names.length === 1) {
+      const name = names[0]!;
+      let scope = this.single.get(name);
+      if (!scope) {
+        scope = this.listedMany([name]);
+        this.single.set(name, scope);
+      }
+      return scope;
+    }
+    return this.listedMany(names);
+  }
+
+  private listedMany(names: readonly string[]): NamespaceScope {
     const sorted = [...new Set(names)].sort();
     const signature = `ns:${sorted.join(',')}`;
     return this.cached(signature, () => {
@@ -224,7 +239,9 @@ export class PodIndex {
       if (expression.operator === 'In') consider((expression.values ?? []).map((v) => values.get(v) ?? []));
       else consider([...values.values()]);
     }
-    if (set.namespaces.listed) consider(set.namespaces.listed.map((ns) => this.byNamespace.get(ns) ?? []));
+    // The namespace lists are built over every pod on first use: worth it only when the labels leave a
+    // long list (the result is the same either way: every candidate is tested in full).
+    if (set.namespaces.listed && bestSize > NAMESPACE_LIST_WORTH) consider(set.namespaces.listed.map((ns) => this.byNamespace.get(ns) ?? []));
     const matched: number[] = [];
     const test = (i: number): void => {
       const pod = this.pods[i]!.pod;
@@ -235,6 +252,9 @@ export class PodIndex {
     return matched.sort((a, b) => a - b);
   }
 }
+
+/** A label-based candidate list longer than this is worth comparing with the namespaces' lists. */
+const NAMESPACE_LIST_WORTH = 64;
 
 function push<K>(map: Map<K, number[]>, key: K, value: number): void {
   const list = map.get(key);
