@@ -1,7 +1,7 @@
 // Which nodes may be considered for consolidation at all, and, for every node that may not, each
 // reason as a sentence (seed 000 "Pods that Prevent Consolidation"; seed 004 consolidateAfter and
 // policy; CONTRACT section 5 `nodes[].reasons`).
-import { Annotations, type Cluster, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
+import { Annotations, type Cluster, type Labels, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
 import type { ConsolidationMethodName } from '../plan.ts';
 import { matchesSelector } from '../scheduling/labelSelector.ts';
 import { nodeDisruptionCost } from './disruptionCost.ts';
@@ -81,6 +81,22 @@ export function podsByNode(cluster: Cluster): Map<string, Pod[]> {
  * (namespace, label set) and only against the PDBs of that namespace: at thousands of nodes this is
  * the difference between seconds and milliseconds.
  */
+// A pod's labels as one sorted string, worked out once per (immutable) labels object: the probe, the
+// pass and a plan's later waves all evaluate the same pods.
+const labelSetKeys = new WeakMap<Labels, string>();
+
+function labelSetKey(labels: Labels): string {
+  let key = labelSetKeys.get(labels);
+  if (key === undefined) {
+    key = Object.entries(labels)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    labelSetKeys.set(labels, key);
+  }
+  return key;
+}
+
 function pdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonly PodDisruptionBudget[] {
   const byNamespace = new Map<string, PodDisruptionBudget[]>();
   for (const pdb of pdbs) {
@@ -92,7 +108,7 @@ function pdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonl
   return (pod) => {
     const candidates = byNamespace.get(pod.namespace);
     if (!candidates) return [];
-    const key = `${pod.namespace}\u0000${Object.entries(pod.labels).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}=${v}`).join(',')}`;
+    const key = `${pod.namespace}\u0000${labelSetKey(pod.labels)}`;
     let matched = cache.get(key);
     if (!matched) {
       matched = candidates.filter((pdb) => matchesSelector(pdb.selector, pod.labels));
