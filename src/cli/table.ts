@@ -233,16 +233,21 @@ function waveLines(p: PlanProjection | undefined, layout: { wide: boolean; width
   const out: string[] = wrap('LATER WAVES, projected: what the next passes are expected to do once this plan is carried out (each pass decides again)', width, '  ', '');
   for (const wave of p.waves) {
     out.push(`  wave ${wave.wave} (${wave.evaluatedAt}): ${wave.decisions.length} decision(s), saving ${money(wave.savingsPerHour)}/hr`);
-    for (const d of wave.decisions) {
+    const shown = wide ? wave.decisions : wave.decisions.slice(0, MAX_WAVE_DECISIONS);
+    for (const d of shown) {
       const launch = d.replacements.map((r) => `${r.capacityType} ${r.instanceTypes[0] ?? '?'}`).join(' + ');
       const tail = `${launch ? ` with ${launch}` : ''}: ${d.evictedPods.length} pod(s), saves ${money(d.savingsPerHour)}/hr${d.dryRunOnly ? ' (planned only)' : ''}`;
       const names = d.nodes.map(short);
       const nodes = wide ? names.join(', ') : listWithCount(names, Math.max(20, width - 8 - d.action.length - tail.length));
       out.push(...wrap(`${d.action} ${nodes}${tail}`, width, '      ', '    - '));
     }
+    if (shown.length < wave.decisions.length) out.push(`    ... and ${wave.decisions.length - shown.length} more decision(s) (--wide lists them all)`);
   }
   return out;
 }
+
+/** Decisions listed per later wave without --wide. */
+const MAX_WAVE_DECISIONS = 10;
 
 export function renderTable(plan: Plan, options: TableOptions = {}): string {
   const wide = options.wide === true;

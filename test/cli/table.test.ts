@@ -214,6 +214,12 @@ describe('table rules', () => {
     expect(text.indexOf('LATER WAVES')).toBeGreaterThan(text.indexOf('DECISIONS'));
     expect(widest(text)).toBeLessThanOrEqual(120);
     expect(renderTable(plan([], [node('a')], { projection }), { wide: true })).toContain(`- delete ${many.join(', ')}: 1 pod(s)`);
+    // a wave of many decisions lists ten of them, --wide every one
+    const busy = { ...projection, waves: [{ ...projection.waves[0]!, decisions: many.map((n) => decision([n], { savingsPerHour: 0.01 })) }] };
+    const cut = renderTable(plan([], [node('a')], { projection: busy }));
+    expect(cut.match(/^ {4}- delete /gm)).toHaveLength(10);
+    expect(cut).toContain('    ... and 30 more decision(s) (--wide lists them all)');
+    expect(renderTable(plan([], [node('a')], { projection: busy }), { wide: true }).match(/^ {4}- delete /gm)).toHaveLength(40);
     // none projected: the summary says so, and there is no section
     const none = renderTable(plan([], [node('a')], { projection: { ...projection, waves: [], stoppedBecause: 'settled' as const } }));
     expect(none).toContain('later passes: nothing more is expected after this plan');
