@@ -114,18 +114,19 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
 const actedSavings = (decisions: readonly Decision[]): number => decisions.filter(actedOn).reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
 
 function planProjection(decisions: readonly Decision[], projection: WaveProjection, bound: LowerBound | undefined): PlanProjection {
-  const later = projection.waves.map((w) => w.decisions.filter(actedOn));
-  const savings = later.reduce((sum, ds) => sum + actedSavings(ds), 0);
+  const waveSavings = projection.waves.map((w) => actedSavings(w.decisions));
+  const savings = waveSavings.reduce((sum, s) => sum + s, 0);
+  const acted = projection.waves.flatMap((w) => w.decisions.filter(actedOn));
   const start = bound?.startCostPerHour;
   const end = start === undefined ? undefined : start - actedSavings(decisions) - savings;
   const lower = bound?.lowerBoundPerHour;
   return {
-    waves: projection.waves.map((w) => ({ wave: w.wave, evaluatedAt: formatTime(w.atMs), savingsPerHour: roundMoney(actedSavings(w.decisions)), decisions: w.decisions })),
+    waves: projection.waves.map((w, i) => ({ wave: w.wave, evaluatedAt: formatTime(w.atMs), savingsPerHour: roundMoney(waveSavings[i]!), decisions: w.decisions })),
     stoppedBecause: projection.stoppedBecause,
     savingsPerHour: roundMoney(savings),
     endCostPerHour: end === undefined ? null : roundMoney(end),
     ratio: end === undefined || lower === undefined || lower <= 0 ? null : Math.round((end / lower) * 1000) / 1000,
-    nodesDisrupted: later.reduce((sum, ds) => sum + ds.reduce((n, d) => n + d.nodes.length, 0), 0),
-    podsEvicted: later.reduce((sum, ds) => sum + ds.reduce((n, d) => n + d.evictedPods.length, 0), 0),
+    nodesDisrupted: acted.reduce((n, d) => n + d.nodes.length, 0),
+    podsEvicted: acted.reduce((n, d) => n + d.evictedPods.length, 0),
   };
 }

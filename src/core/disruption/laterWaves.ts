@@ -19,6 +19,7 @@ import { snapshotTiming } from './candidates.ts';
 import { runConsolidationPass, type PassInput, type PassOutcome } from './pass.ts';
 import { carryOutPlan } from './planCheck.ts';
 import type { SchedulerCheckContext } from './schedulerCheck.ts';
+import { workUnits } from './work.ts';
 
 /** Later passes see a new node only once it has been Ready this long (the app's minimum lifetime). */
 const SETTLE_FLOOR_MS = 5 * 60_000;
@@ -27,14 +28,12 @@ export interface ProjectionLimits {
   /** At most this many later waves (0: none). */
   readonly waves: number;
   /**
-   * Stop once the later waves together have done more work than this (pods simulated plus pods indexed,
-   * PassOutcome.work): a bound on the projection's time that does not depend on the machine. Absent: none.
+   * Stop once the later waves together have done more work than this (workUnits of PassOutcome.work,
+   * carrying out included): a bound on the projection's time that does not depend on the machine. Absent: none.
    */
   readonly work?: number;
 }
 
-/** A pass's work in one number (see PassOutcome.work). */
-export const workOf = (outcome: PassOutcome): number => outcome.work.podsSimulated + outcome.work.podsIndexed;
 
 /**
  * The default: 20 later waves, doing together at most about twice the work of the pass itself, so a
@@ -42,7 +41,7 @@ export const workOf = (outcome: PassOutcome): number => outcome.work.podsSimulat
  * often more replacements to check, and each such check indexes the whole cluster again).
  */
 export function defaultLimits(first: PassOutcome): ProjectionLimits {
-  return { waves: 20, work: 2 * Math.max(workOf(first), 10_000) };
+  return { waves: 20, work: 2 * Math.max(workUnits(first.work), 10_000) };
 }
 
 /**
@@ -138,7 +137,7 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
       replacementPrefix: `wave${wave}-replacement`,
       ...(limits.work === undefined ? {} : { workLimit: limits.work - work }),
     });
-    work += workOf(outcome);
+    work += workUnits(outcome.work);
     // A wave the work limit stopped before it decided anything says so, rather than "settled".
     if (outcome.decisions.length === 0) return { waves, stoppedBecause: overLimit() ? 'work limit' : 'settled', pendingPods: 0, work };
     waves.push({ wave, atMs: nowMs, decisions: outcome.decisions });

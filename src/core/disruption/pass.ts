@@ -36,6 +36,7 @@ import { strandFreePrefix, type PlannedMove } from './planCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
+import { countingFactory, newWork, workUnits, type Work } from './work.ts';
 
 /** Scheduler checks that rebuild the simulation (moves with replacements) per pass; see schedulerCheck.ts. */
 export const MAX_REBUILT_CHECKS_PER_PASS = 24;
@@ -98,7 +99,7 @@ export interface PassOutcome {
    * What the pass simulated, a measure of its work that does not depend on the machine: simulations run,
    * pods they placed (or failed to), and pods indexed building them (each build indexes the whole cluster).
    */
-  readonly work: { readonly simulations: number; readonly podsSimulated: number; readonly podsIndexed: number };
+  readonly work: Readonly<Work>;
 }
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
@@ -140,20 +141,8 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   };
 
   // Every simulation of the pass (its own, the kube-scheduler checks) is counted: the work it did.
-  const work = { simulations: 0, podsSimulated: 0, podsIndexed: 0 };
-  const baseFactory = input.simulatorFactory ?? createSimulator;
-  const simulatorFactory = (simulatorInput: SimulatorInput): Simulator => {
-    const inner = baseFactory(simulatorInput);
-    work.podsIndexed += simulatorInput.cluster.pods.length;
-    return {
-      simulate: (request) => {
-        const result = inner.simulate(request);
-        work.simulations += 1;
-        work.podsSimulated += result.placements.length + result.unschedulable.length;
-        return result;
-      },
-    };
-  };
+  const work = newWork();
+  const simulatorFactory = countingFactory(input.simulatorFactory ?? createSimulator, work);
 
   let cluster = input.cluster;
   // Built on first use: a pass whose methods never simulate (emptiness only, a skipped search) pays nothing.
@@ -193,7 +182,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   };
   const kubeWorld = checkScheduler ? new KubeSchedulerWorld(checkContext, input.cluster, lazySimulator) : undefined;
 
-  const overWorkLimit = () => input.workLimit !== undefined && work.podsSimulated + work.podsIndexed > input.workLimit;
+  const overWorkLimit = () => input.workLimit !== undefined && workUnits(work) > input.workLimit;
   decide: for (const method of methods) {
     for (;;) {
       if (overWorkLimit()) break decide;
@@ -279,7 +268,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
 }
 
 /** A move that evicts pods and launches nothing, decided after one that evicts pods and launches a node. */
-export function deleteAfterReplacement(moves: readonly PlannedMove[]): boolean {
+function deleteAfterReplacement(moves: readonly PlannedMove[]): boolean {
   let replacementSeen = false;
   for (const { proposal } of moves) {
     if (!proposal.candidates.some((c) => c.pods.length > 0)) continue;

@@ -17,6 +17,7 @@
 import type { Cluster, Node, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { replacementNodes } from './applyDecision.ts';
+import { countingFactory, newWork, workUnits } from './work.ts';
 import type { Proposal } from './methods/types.ts';
 import { isReschedulable, podKey } from './pods.ts';
 import { queueOrder, unbound, type SchedulerCheckContext } from './schedulerCheck.ts';
@@ -152,7 +153,7 @@ export interface CarriedOut {
   readonly pending: readonly Pod[];
   /** Nodes that received evicted pods, and the replacements launched (each had a pod event). */
   readonly touched: ReadonlySet<string>;
-  /** Pods indexed and placed doing it (the unit of PassOutcome.work). */
+  /** The work doing it took (workUnits, as PassOutcome.work). */
   readonly work: number;
 }
 
@@ -166,12 +167,11 @@ export interface CarriedOut {
 export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): CarriedOut {
   if (moves.length === 0) return { cluster: start, pending: [], touched: new Set(), work: 0 };
   const laidOut = layOut(ctx, start, moves);
-  const factory = ctx.simulatorFactory ?? createSimulator;
+  const work = newWork();
+  const factory = countingFactory(ctx.simulatorFactory ?? createSimulator, work);
   const { pods, availableFrom } = queueFor(laidOut, evictionOrder(moves));
   const placedAt = new Map<string, string>();
-  let work = 0;
   if (pods.length > 0) {
-    work += laidOut.cluster.pods.length + pods.length;
     const simulator = factory({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
     const result = simulator.simulate({ excludedNodes: laidOut.excluded, pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', availableFrom });
     for (const p of result.placements) placedAt.set(p.pod.uid, p.nodeName);
@@ -179,32 +179,31 @@ export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: 
   // The disrupted nodes go, with the pods that do not move (daemonset, mirror, finished pods).
   const nodes = laidOut.cluster.nodes.filter((n) => !laidOut.excluded.has(n.name));
   const stays = laidOut.cluster.pods.filter((p) => p.nodeName === undefined || !laidOut.excluded.has(p.nodeName));
-  const placed: Pod[] = [];
-  let stranded: Pod[] = [];
   // An evicted pod comes back as a new pod, created and started now: that is its node's pod event, and
   // a duration-valued do-not-disrupt annotation protects it again from now.
   const reborn = (pod: Pod): Pod => ({ ...pod, createdAt: ctx.nowMs, startedAt: ctx.nowMs });
+  const placed: Pod[] = [];
+  const unplaced: Pod[] = [];
   for (const pod of pods) {
     const to = placedAt.get(pod.uid);
-    if (to === undefined) stranded.push({ ...reborn(pod), phase: 'Pending' });
+    if (to === undefined) unplaced.push({ ...reborn(pod), phase: 'Pending' });
     else placed.push({ ...reborn(pod), nodeName: to });
   }
-  let cluster: Cluster = { ...laidOut.cluster, nodes, pods: [...stays, ...placed, ...stranded] };
-  if (stranded.length > 0) {
-    work += cluster.pods.length + stranded.length;
-    const retry = factory({ cluster: { ...cluster, pods: [...stays, ...placed] }, nodePools: ctx.nodePools, catalog: ctx.catalog }).simulate({
+  if (unplaced.length > 0) {
+    const retry = factory({ cluster: { ...laidOut.cluster, nodes, pods: [...stays, ...placed] }, nodePools: ctx.nodePools, catalog: ctx.catalog }).simulate({
       excludedNodes: new Set(),
-      pods: stranded,
+      pods: unplaced,
       maxNewNodes: 0,
       placement: 'least-allocated',
       podOrder: 'as-given',
     });
-    const second = new Map(retry.placements.map((p) => [p.pod.uid, p.nodeName]));
     for (const p of retry.placements) placedAt.set(p.pod.uid, p.nodeName);
-    const rebound = stranded.map((p) => (second.has(p.uid) ? { ...p, nodeName: second.get(p.uid)!, phase: 'Running' as const } : p));
-    stranded = rebound.filter((p) => p.nodeName === undefined);
-    cluster = { ...cluster, pods: [...stays, ...placed, ...rebound] };
   }
+  const rebound = unplaced.map((p) => {
+    const to = placedAt.get(p.uid);
+    return to === undefined ? p : { ...p, nodeName: to, phase: 'Running' as const };
+  });
+  const cluster: Cluster = { ...laidOut.cluster, nodes, pods: [...stays, ...placed, ...rebound] };
   const touched = new Set([...placedAt.values(), ...laidOut.added.flatMap((a) => a.nodes.map((n) => n.name))]);
-  return { cluster, pending: stranded, touched, work };
+  return { cluster, pending: rebound.filter((p) => p.nodeName === undefined), touched, work: workUnits(work) };
 }

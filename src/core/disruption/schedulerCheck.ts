@@ -52,8 +52,7 @@ export class KubeSchedulerWorld {
   /** True once a committed move took pods an earlier move had sent to its nodes (see planCheck.ts). */
   reshuffled = false;
   private last: Checked | undefined;
-  private byNode: Map<string, { pod: Pod; at: number }[]> | undefined;
-  private scansSinceCommit = 0;
+  private byNode: Map<string, number[]> | undefined;
   /** False while every committed move moved no pod: the world is then the pass's own cluster. */
   private diverged = false;
 
@@ -110,7 +109,6 @@ export class KubeSchedulerWorld {
     if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
     this.simulator = undefined;
     this.byNode = undefined;
-    this.scansSinceCommit = 0;
   }
 
   /**
@@ -123,40 +121,35 @@ export class KubeSchedulerWorld {
     if (this.movedAt.size === 0) return own;
     // Pods found on the move's nodes, by uid, with their place in the world's pod list (the order the
     // rest are evicted in).
-    const here = new Map<string, { pod: Pod; at: number }>();
-    if (this.byNode || this.scansSinceCommit >= 1) {
-      const byNode = this.podsByNode();
-      for (const c of proposal.candidates) for (const entry of byNode.get(c.node.name) ?? []) here.set(entry.pod.uid, entry);
-    } else {
-      // The first check after a commit scans the pods; a second one builds the index (a pass of many
-      // commits and one check each pays no index; a later wave checking many moves per commit pays one).
-      this.scansSinceCommit += 1;
-      const nodes = new Set(proposal.candidates.map((c) => c.node.name));
-      this.cluster.pods.forEach((pod, at) => {
-        if (pod.nodeName !== undefined && nodes.has(pod.nodeName)) here.set(pod.uid, { pod, at });
-      });
-    }
+    const here = new Map<string, number>();
+    const byNode = this.positionsByNode();
+    for (const c of proposal.candidates) for (const at of byNode.get(c.node.name) ?? []) here.set(this.cluster.pods[at]!.uid, at);
     const out: Pod[] = [];
     for (const p of own) {
-      const inWorld = here.get(p.uid);
-      if (inWorld) out.push(inWorld.pod);
+      const at = here.get(p.uid);
+      if (at !== undefined) out.push(this.cluster.pods[at]!);
       here.delete(p.uid);
     }
-    const rest = [...here.values()].filter((e) => this.movedAt.has(e.pod.uid)).sort((a, b) => a.at - b.at);
-    for (const e of rest) out.push(e.pod);
+    const rest = [...here.values()].filter((at) => this.movedAt.has(this.cluster.pods[at]!.uid)).sort((a, b) => a - b);
+    for (const at of rest) out.push(this.cluster.pods[at]!);
     return out;
   }
 
-  /** The world's pods by node, built at most once per commit (see movedBy). */
-  private podsByNode(): Map<string, { pod: Pod; at: number }[]> {
+  /**
+   * Positions of the world's pods in its pod list, by node: built at most once per commit, since a pass
+   * checks many more moves than it commits (numbers, not objects: a 5,000-node pass builds it per commit).
+   */
+  private positionsByNode(): Map<string, number[]> {
     if (this.byNode) return this.byNode;
-    const byNode = new Map<string, { pod: Pod; at: number }[]>();
-    this.cluster.pods.forEach((pod, at) => {
-      if (pod.nodeName === undefined) return;
-      const list = byNode.get(pod.nodeName);
-      if (list) list.push({ pod, at });
-      else byNode.set(pod.nodeName, [{ pod, at }]);
-    });
+    const byNode = new Map<string, number[]>();
+    const pods = this.cluster.pods;
+    for (let at = 0; at < pods.length; at++) {
+      const nodeName = pods[at]!.nodeName;
+      if (nodeName === undefined) continue;
+      const list = byNode.get(nodeName);
+      if (list) list.push(at);
+      else byNode.set(nodeName, [at]);
+    }
     this.byNode = byNode;
     return byNode;
   }
