@@ -115,6 +115,33 @@ export function isNegative(q: Quantity): boolean {
   return q.numerator < 0n;
 }
 
+/** Amounts of quantity texts already parsed, by text: cpu in millicores, anything else in base units. */
+const cpuMillisOfText = new Map<string, number>();
+const baseUnitsOfText = new Map<string, number>();
+const MAX_CACHED_QUANTITIES = 10_000;
+
+/** One resource's amount in the model's unit (cpu: millicores), or an InputError naming the field. */
+function resourceAmount(name: string, value: unknown, field: string, object: string): number {
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    throw new InputError(object, field, `${JSON.stringify(value)} is not a Kubernetes quantity`);
+  }
+  let quantity: Quantity;
+  try {
+    quantity = parseQuantity(value);
+  } catch (error) {
+    if (error instanceof InputError) throw new InputError(object, field, error.problem);
+    throw error;
+  }
+  if (isNegative(quantity)) throw new InputError(object, field, `${JSON.stringify(value)} must not be negative`);
+  const amount = name === 'cpu' ? cpuMillis(quantity) : baseUnits(quantity);
+  // Beyond 2^53 the model's numbers lose exactness (and 1e400 would become Infinity): no real
+  // resource amount comes near (2^53 bytes is 8 PiB).
+  if (!Number.isSafeInteger(amount)) {
+    throw new InputError(object, field, `${JSON.stringify(value).slice(0, 60)} is too large for a resource amount`);
+  }
+  return amount;
+}
+
 /**
  * A map of resource quantities (`requests`, `allocatable`, `capacity`, `limits`) in the model's units:
  * cpu in millicores, everything else in base units. Negative amounts are rejected: no Kubernetes
@@ -126,25 +153,18 @@ export function parseResources(record: unknown, fieldPath: string, object = ''):
     throw new InputError(object, fieldPath, `must be a map of resource quantities, got ${JSON.stringify(record)}`);
   }
   const out: Record<string, number> = {};
-  for (const [name, value] of Object.entries(record)) {
-    const field = `${fieldPath}.${name}`;
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      throw new InputError(object, field, `${JSON.stringify(value)} is not a Kubernetes quantity`);
+  const values = record as Record<string, unknown>;
+  for (const name in values) {
+    const value = values[name];
+    // The same few quantities ("100m", "128Mi") recur on every pod of a dump: each text is worked out once.
+    const cache = name === 'cpu' ? cpuMillisOfText : baseUnitsOfText;
+    const known = typeof value === 'string' ? cache.get(value) : undefined;
+    if (known !== undefined) {
+      out[name] = known;
+      continue;
     }
-    let quantity: Quantity;
-    try {
-      quantity = parseQuantity(value);
-    } catch (error) {
-      if (error instanceof InputError) throw new InputError(object, field, error.problem);
-      throw error;
-    }
-    if (isNegative(quantity)) throw new InputError(object, field, `${JSON.stringify(value)} must not be negative`);
-    const amount = name === 'cpu' ? cpuMillis(quantity) : baseUnits(quantity);
-    // Beyond 2^53 the model's numbers lose exactness (and 1e400 would become Infinity): no real
-    // resource amount comes near (2^53 bytes is 8 PiB).
-    if (!Number.isSafeInteger(amount)) {
-      throw new InputError(object, field, `${JSON.stringify(value).slice(0, 60)} is too large for a resource amount`);
-    }
+    const amount = resourceAmount(name, value, `${fieldPath}.${name}`, object);
+    if (typeof value === 'string' && cache.size < MAX_CACHED_QUANTITIES) cache.set(value, amount);
     out[name] = amount;
   }
   return out;

@@ -560,4 +560,33 @@ describe('tolerations shared between pods (issue 10: memory)', () => {
       { key: 'gpu', operator: 'Exists' },
     ]);
   });
+  it('a list seen before is not parsed again, but a list that differs in any field is, errors included', () => {
+    const valueEmpty = [{ key: 'k', operator: 'Equal', value: '' }];
+    const valueAbsent = [{ key: 'k', operator: 'Equal' }];
+    const { pods } = parseClusterObjects([podObject('a', { tolerations: valueEmpty }), podObject('b', { tolerations: valueAbsent })]);
+    expect(pods[0]!.tolerations).toEqual([{ key: 'k', operator: 'Equal', value: '' }]);
+    expect(pods[1]!.tolerations).toEqual([{ key: 'k', operator: 'Equal' }]);
+    // The first pod's list is known; the second's operator is not a string, so it is parsed and refused.
+    expectInputError(
+      () => parseClusterObjects([podObject('a', { tolerations: defaults }), podObject('web-0', { tolerations: [{ ...defaults[0], operator: 7 }] })]),
+      'Pod default/web-0',
+      'spec.tolerations[0].operator',
+      'must be one of Exists, Equal',
+    );
+  });
+
+  it('resource quantities seen before give the same amounts (cpu in millicores, the rest in bytes)', () => {
+    const withRequests = (name: string, requests: Record<string, string>) =>
+      podObject(name, { containers: [{ name: 'c', resources: { requests } }] });
+    const { pods } = parseClusterObjects([
+      withRequests('a', { cpu: '1', memory: '1' }),
+      withRequests('b', { cpu: '1', memory: '1' }),
+      withRequests('c', { cpu: '250m', memory: '1Gi', 'nvidia.com/gpu': '1' }),
+    ]);
+    expect(pods.map((p) => p.requests)).toEqual([
+      { cpu: 1000, memory: 1 },
+      { cpu: 1000, memory: 1 },
+      { cpu: 250, memory: 1024 ** 3, 'nvidia.com/gpu': 1 },
+    ]);
+  });
 });

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateCluster } from '../../bench/generate.ts';
 import { writeClusterFile } from '../../bench/writeCluster.ts';
 import { readClusterFile } from '../../src/adapters/files/index.ts';
-import { ListItemSplitter, NotAList, splitListItems } from '../../src/adapters/files/jsonListStream.ts';
+import { ListItemSplitter, NotAList, ParsedItem, splitListItems } from '../../src/adapters/files/jsonListStream.ts';
 import { parseClusterObjects } from '../../src/core/input/cluster.ts';
 import { projectClusterObject } from '../../src/core/input/projection.ts';
 import { inputErrorOfAsync } from './helpers.ts';
@@ -79,6 +79,88 @@ describe('List splitter', () => {
     const list = generateCluster({ nodes: 6, podsPerNode: 10, seed: 3, kubectl: true });
     const pieces = [...splitListItems(Buffer.from(JSON.stringify(list, null, 4)))].map((b) => JSON.parse(b.toString('utf8')));
     expect(pieces).toEqual(list.items);
+  });
+});
+
+/** Items read with pushParsing: how many came back parsed by the fast path, and how many as bytes. */
+function splitParsing(text: string, chunk: number): { items: unknown[]; parsed: number; raw: number; shell: Record<string, unknown> } {
+  const bytes = Buffer.from(text, 'utf8');
+  const splitter = new ListItemSplitter();
+  const items: unknown[] = [];
+  let parsed = 0;
+  let raw = 0;
+  for (let offset = 0; offset < bytes.length; offset += chunk) {
+    for (const item of splitter.pushParsing(bytes.subarray(offset, offset + chunk))) {
+      if (item instanceof ParsedItem) {
+        parsed++;
+        items.push(item.value);
+      } else {
+        raw++;
+        items.push(JSON.parse(item.toString('utf8')));
+      }
+    }
+  }
+  return { items, parsed, raw, shell: splitter.end() };
+}
+
+describe('List splitter, fast path for indented Lists', () => {
+  const list = generateCluster({ nodes: 8, podsPerNode: 12, seed: 5, kubectl: true });
+
+  it.each([
+    { name: 'kubectl indentation, 1 MiB chunks', indent: 4, eol: '\n', chunk: 1 << 20, batched: true },
+    { name: 'Windows line ends, 64 KiB chunks', indent: 4, eol: '\r\n', chunk: 65536, batched: true },
+    { name: 'two-space indentation, 32 KiB chunks', indent: 2, eol: '\n', chunk: 32768, batched: true },
+    // Items of about 4 KB in chunks not much larger: most items span two chunks and are scanned.
+    { name: 'kubectl indentation, 5,000-byte chunks', indent: 4, eol: '\n', chunk: 5000, batched: false },
+    { name: 'two-space indentation, 777-byte chunks', indent: 2, eol: '\n', chunk: 777, batched: false },
+  ])('$name: the same items as JSON.parse', ({ indent, eol, chunk, batched }) => {
+    const text = JSON.stringify(list, null, indent).replace(/\n/g, eol);
+    const { items, parsed, raw, shell } = splitParsing(text, chunk);
+    expect(items).toEqual(list.items);
+    expect(shell).toEqual({ ...list, items: [] });
+    if (batched) expect(parsed).toBeGreaterThan(raw * 4);
+  });
+
+  it('compact JSON has no closing lines: every item is scanned byte by byte', () => {
+    const { items, parsed } = splitParsing(JSON.stringify(list), 4096);
+    expect(items).toEqual(list.items);
+    expect(parsed).toBe(0);
+  });
+
+  it('a line that only looks like an item closing (odd indentation) is not taken for one', () => {
+    // The second item's inner object closes at the items' own indentation: a cut there does not parse,
+    // so the splitter scans the rest byte by byte and still finds the real items.
+    const text = [
+      '{"kind": "List", "items": [',
+      '  {"kind": "Pod", "metadata": {"name": "a"}',
+      '  },',
+      '  {"kind": "Pod", "metadata": {"name": "b",',
+      '"labels": {"x": "y"',
+      '  }',
+      '  }, "spec": {}',
+      '  },',
+      '  {"kind": "Pod", "metadata": {"name": "c"}',
+      '  }',
+      ']}',
+    ].join('\n');
+    const expected = (JSON.parse(text) as { items: unknown[] }).items;
+    // Every chunk size: some cut the text right after the look-alike line, so it is the last closing line
+    // of a chunk and the batch ending there does not parse.
+    for (let chunk = 1; chunk <= text.length; chunk++) {
+      expect(splitParsing(text, chunk).items, `chunks of ${chunk} bytes`).toEqual(expected);
+    }
+  });
+
+  it('an item that is not valid JSON comes back as bytes, for the caller to report', () => {
+    const text = ['{"items": [', '    {"kind": "Pod", "n": 1', '    },', '    {"kind": "Pod", "n": 2,', '    },', '    {"kind": "Pod", "n": 3', '    }', ']}'].join('\n');
+    const splitter = new ListItemSplitter();
+    const out = splitter.pushParsing(Buffer.from(text));
+    expect(out.filter((item) => item instanceof ParsedItem)).toEqual([]);
+    expect(out.map((item) => (item instanceof ParsedItem ? item.value : item.toString('utf8')))).toEqual([
+      '{"kind": "Pod", "n": 1\n    }',
+      '{"kind": "Pod", "n": 2,\n    }',
+      '{"kind": "Pod", "n": 3\n    }',
+    ]);
   });
 });
 

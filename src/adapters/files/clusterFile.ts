@@ -14,7 +14,7 @@ import { parseClusterObjects } from '../../core/input/cluster.ts';
 import { projectClusterObject } from '../../core/input/projection.ts';
 import type { Cluster } from '../../core/model/types.ts';
 import { decodeDocuments, readText } from './documents.ts';
-import { ListItemSplitter, NotAList } from './jsonListStream.ts';
+import { ListItemSplitter, NotAList, ParsedItem } from './jsonListStream.ts';
 
 const CHUNK_BYTES = 1 << 20;
 /** Below this size a file that does not stream is decoded whole (longer text cannot be one string). */
@@ -48,7 +48,11 @@ async function streamList(path: string): Promise<unknown[] | undefined> {
         while (k < bytes.length && WHITESPACE.has(bytes[k]!)) k++;
         if (bytes[k] !== 0x7b) return undefined; // not `{`: YAML or a JSON array
       }
-      for (const item of splitter.push(bytes)) {
+      for (const item of splitter.pushParsing(bytes)) {
+        if (item instanceof ParsedItem) {
+          items.push(projectClusterObject(item.value));
+          continue;
+        }
         let value: unknown;
         try {
           value = JSON.parse(item.toString('utf8'));

@@ -9,6 +9,16 @@
 // List's own fields) is parsed as one small object at the end. Anything it does not recognise (a
 // top-level array, an `items` that holds something other than objects, a missing `items`) is reported
 // as `NotAList`, so that the caller can fall back to decoding the whole text.
+//
+// `pushParsing` adds a fast path for what kubectl prints (issue 10: scanning every byte of a 1 GB dump
+// in JavaScript cost as much as parsing it). A JSON string never holds a raw newline, so in an indented
+// List the line `<indent of the items>}` can only be a closing brace, and the last such line in a chunk
+// ends an item if the text is indented consistently. The text from the first item that starts in the
+// chunk to that line is then parsed at once, wrapped in brackets, and the parse itself confirms the cut:
+// a prefix of the items parses as an array only if it ends where an item ends. When it does not parse
+// (odd indentation, or an item that is not valid JSON), the items are scanned byte by byte as usual and
+// the fast path stays off for the rest of the input, so a bad item gets the same error as without it.
+// The item that spans into the next chunk is scanned byte by byte (about one in 250 of kubectl's pods).
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -22,8 +32,8 @@ const COMMA = 0x2c;
 const STRUCTURAL = new Uint8Array(256);
 for (const c of [QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET]) STRUCTURAL[c] = 1;
 
-/** Position of the first `byte` at or after `from`, or the chunk's length when there is none. */
-function indexOrEnd(chunk: Buffer, byte: number, from: number): number {
+/** Position of the first `byte` (or byte sequence) at or after `from`, or the chunk's length when there is none. */
+function indexOrEnd(chunk: Buffer, byte: number | Buffer, from: number): number {
   const at = chunk.indexOf(byte, from);
   return at < 0 ? chunk.length : at;
 }
@@ -34,6 +44,22 @@ export class NotAList extends Error {
 }
 
 type Mode = 'start' | 'shell' | 'items' | 'item' | 'done';
+
+/** An item the fast path already parsed (`pushParsing`). */
+export class ParsedItem {
+  constructor(readonly value: unknown) {}
+}
+
+/**
+ * Bytes of items the fast path parses with one JSON.parse: a few dozen pods. Much larger batches are
+ * slower (their objects outlive the young generation), single items cost a search each (measured on
+ * the 1,000-node benchmark dump: 0.70 s to split and parse at 64 KiB, 1.1 s byte by byte, 1.2 s with
+ * whole 1 MiB chunks).
+ */
+const BATCH_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+const TAB = 0x09;
 
 export class ListItemSplitter {
   private mode: Mode = 'start';
@@ -50,13 +76,30 @@ export class ListItemSplitter {
   private keyStart = -1;
   private keyPieces: Buffer[] = [];
   private sawBom = false;
+  /**
+   * The fast path's closing line (newline, the first item's indentation, `}`); undefined until the first
+   * item shows its indentation, null when there is none (compact JSON) or the fast path was turned off.
+   */
+  private closing: Buffer | null | undefined;
 
   /**
    * Feeds a chunk; returns the items it completed, each as the bytes of one JSON object. They may share
    * the chunk's memory: use them before reusing the chunk.
    */
   push(chunk: Buffer): Buffer[] {
-    const out: Buffer[] = [];
+    return this.scan(chunk, false) as Buffer[];
+  }
+
+  /**
+   * Like `push`, but the items of an indented List come back already parsed (see the fast path above);
+   * the others come back as bytes, for the caller to parse and to report.
+   */
+  pushParsing(chunk: Buffer): (Buffer | ParsedItem)[] {
+    return this.scan(chunk, true);
+  }
+
+  private scan(chunk: Buffer, parsing: boolean): (Buffer | ParsedItem)[] {
+    const out: (Buffer | ParsedItem)[] = [];
     let i = 0;
     if (!this.sawBom) {
       this.sawBom = true;
@@ -69,6 +112,8 @@ export class ListItemSplitter {
     // Positions of the next quote / backslash at or after the last search (n: none left in the chunk).
     let nextQuote = -1;
     let nextBackslash = -1;
+    // Start of the current line within this chunk while between items (-1: not seen in this chunk).
+    let lineStart = -1;
     while (i < n) {
       if (this.inString) {
         if (this.escaped) {
@@ -126,6 +171,22 @@ export class ListItemSplitter {
           this.mode = 'items';
         } else if (this.mode === 'items' && this.depth === 2) {
           if (c !== OPEN_BRACE) throw new NotAList('items holds something other than objects');
+          if (parsing && this.closing === undefined) this.closing = closingLine(chunk, lineStart, i);
+          if (parsing && this.closing) {
+            // The items that end within the next BATCH_BYTES, parsed at once (else this item alone).
+            let last = chunk.lastIndexOf(this.closing, Math.min(n, i + BATCH_BYTES));
+            if (last <= i) last = chunk.indexOf(this.closing, i + 1);
+            if (last > i) {
+              const end = last + this.closing.length;
+              const values = parseItems(chunk, i, end);
+              if (values) {
+                for (const value of values) out.push(new ParsedItem(value));
+                i = end;
+                continue;
+              }
+              this.closing = null; // not indented as expected: scan the rest byte by byte
+            }
+          }
           this.mode = 'item';
           itemStart = i;
         }
@@ -151,6 +212,8 @@ export class ListItemSplitter {
         }
       } else if (this.mode === 'items' && c !== COMMA && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
         throw new NotAList('items holds something other than objects');
+      } else if (this.mode === 'items' && c === NEWLINE) {
+        lineStart = i + 1;
       } else if (this.mode === 'done' && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
         throw new NotAList('text after the top-level object');
       } else if (this.mode === 'start' && c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) {
@@ -186,6 +249,34 @@ export class ListItemSplitter {
     }
     return shell as Record<string, unknown>;
   }
+}
+
+/**
+ * The line that closes an item indented like the one opening at `open` (newline, the blanks before the
+ * `{`, then `}`), or null when the item does not start its own line after nothing but blanks (undefined:
+ * not known from this chunk).
+ */
+function closingLine(chunk: Buffer, lineStart: number, open: number): Buffer | null | undefined {
+  if (lineStart < 0) return undefined; // the line began in an earlier chunk: see the next item
+  for (let k = lineStart; k < open; k++) if (chunk[k] !== SPACE && chunk[k] !== TAB) return null;
+  return Buffer.concat([Buffer.from([NEWLINE]), chunk.subarray(lineStart, open), Buffer.from([CLOSE_BRACE])]);
+}
+
+/**
+ * The items in `chunk[start, end)` (from an item's `{` to a closing line's `}`), or undefined when that
+ * text is not a run of whole items: wrapped in brackets it must parse as an array of objects, which it
+ * does only when `end` is the end of an item (see the fast path above).
+ */
+function parseItems(chunk: Buffer, start: number, end: number): unknown[] | undefined {
+  let values: unknown;
+  try {
+    values = JSON.parse(`[${chunk.toString('utf8', start, end)}]`) as unknown;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(values)) return undefined;
+  for (const value of values) if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  return values;
 }
 
 /** Splits a whole buffer (see ListItemSplitter); the List's own fields are checked at the end. */

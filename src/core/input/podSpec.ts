@@ -12,7 +12,7 @@ import type {
 } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
-import { Fields, type JsonRecord } from './fields.ts';
+import { Fields, isRecord, type JsonRecord } from './fields.ts';
 import { parseOptLabelSelector, parseRequirement, TAINT_EFFECTS } from './selectors.ts';
 
 type MutableResources = Record<string, number>;
@@ -133,14 +133,41 @@ const sharedTolerations = new Map<string, readonly Toleration[]>();
 const MAX_SHARED_TOLERATION_LISTS = 10_000;
 
 function parseTolerations(f: Fields, raw: unknown, path: string): readonly Toleration[] {
+  // The list is looked up by the raw fields it is parsed from: a list seen before is not parsed again.
+  const rawKey = rawTolerationsKey(raw);
+  if (rawKey === '') return NO_TOLERATIONS;
+  const known = rawKey === undefined ? undefined : sharedTolerations.get(rawKey);
+  if (known) return known;
   const list = parseTolerationList(f, raw, path);
   if (list.length === 0) return NO_TOLERATIONS;
-  const key = list.map((t) => `${t.key ?? ''}\u0001${t.operator ?? ''}\u0001${t.value ?? ''}\u0001${t.effect ?? ''}`).join('\u0002');
-  const shared = sharedTolerations.get(key);
-  if (shared) return shared;
-  if (sharedTolerations.size < MAX_SHARED_TOLERATION_LISTS) sharedTolerations.set(key, list);
+  if (rawKey !== undefined && sharedTolerations.size < MAX_SHARED_TOLERATION_LISTS) sharedTolerations.set(rawKey, list);
   return list;
 }
+
+/**
+ * The fields a toleration list is parsed from (key, operator, value, effect; absent told apart from
+ * empty), as one string; undefined when a field is not a string (the parser then says what is wrong).
+ */
+function rawTolerationsKey(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null) return '';
+  if (!Array.isArray(raw)) return undefined;
+  let key = '';
+  for (let i = 0; i < raw.length; i++) {
+    const t: unknown = raw[i];
+    if (!isRecord(t)) return undefined;
+    for (const field of TOLERATION_FIELDS) {
+      const value = t[field];
+      if (value === undefined) key += '\u0003';
+      else if (typeof value === 'string') key += value;
+      else return undefined;
+      key += '\u0001';
+    }
+    key += '\u0002';
+  }
+  return key;
+}
+
+const TOLERATION_FIELDS = ['key', 'operator', 'value', 'effect'] as const;
 
 const NO_TOLERATIONS: readonly Toleration[] = Object.freeze([]);
 
