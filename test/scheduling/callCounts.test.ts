@@ -101,7 +101,7 @@ function scenario(seed: number) {
   }
   const index = new PodIndex(counted, existing.map((n) => n.labels));
   const namespaces = new Namespaces([]);
-  const { groups } = buildAntiGroups(index, namespaces);
+  const groups = buildAntiGroups(index, namespaces);
 
   const excluded = new Set(nodes.filter(() => rand() < 0.3).map((n) => n.name));
   // Pods to move: those of excluded nodes, and a few from nodes that stay (they count as removed).

@@ -12,7 +12,6 @@
 import type { Catalog, Cluster, NodePool } from '../model/types.ts';
 import type { NodeVerdict } from '../disruption/candidates.ts';
 import { indexCatalog, nodePricePerHour } from '../disruption/prices.ts';
-import { prepareDaemonSets } from '../scheduling/daemonSetOverhead.ts';
 import { buildExistingNodes } from '../scheduling/existingNodes.ts';
 import { TypeCatalog } from '../scheduling/instanceTypes.ts';
 import { buildPools } from '../scheduling/nodePools.ts';
@@ -92,7 +91,7 @@ export function clusterLowerBound(input: LowerBoundInput): LowerBound {
     else groups.set(key, { ...room, count: 1 });
   }
   const launchable = new Map<string, { price: number; cpu: number; memory: number; pods: number }>();
-  const pools = buildPools(input.nodePools, new TypeCatalog(input.catalog), prepareDaemonSets(input.cluster.daemonSets), existing);
+  const pools = buildPools(input.nodePools, new TypeCatalog(input.catalog), input.cluster.daemonSets, existing);
   for (const pool of pools) {
     for (const t of pool.types) {
       if (t.offerings.length === 0 || t.roomPods <= 0) continue;

@@ -125,7 +125,8 @@ export class NewNode implements NewNodeDomains {
         changed.push(LabelKeys.zone);
       }
       if (fitting.length === 0) {
-        keep(fail(Stage.Resources, `no instance type of NodePool ${pool} has room for ${formatRequests(p.pod.requests)} plus daemonset overhead`));
+        // Worded only if asked for: a full planned node is evaluated, and refuses, for every pod after it fills.
+        keep(failLater(Stage.Resources, () => `no instance type of NodePool ${pool} has room for ${formatRequests(p.pod.requests)} plus daemonset overhead`));
         continue;
       }
       draft.options = this.refilter(draft.requirements, fitting, changed);
@@ -304,6 +305,18 @@ export class NewNode implements NewNodeDomains {
 }
 
 const fail = (stage: Stage, reason: string): Evaluation => ({ ok: false, stage, reason });
+
+/** A refusal whose reason is worded when first read. */
+const failLater = (stage: Stage, word: () => string): Evaluation => {
+  let reason: string | undefined;
+  return {
+    ok: false,
+    stage,
+    get reason() {
+      return (reason ??= word());
+    },
+  };
+};
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Domains whose count (base + delta) is positive, sorted. */

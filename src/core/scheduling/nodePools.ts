@@ -1,9 +1,9 @@
 // NodePools as sources of new nodes, computed once per simulator: the requirement set a new node of
 // the pool starts from, the instance types it may launch (with their allowed offerings, daemonset
 // overhead and the room left for pods), and the capacity its existing nodes already use for limits.
-import type { NodePool, Offering, Resources, Taint } from '../model/types.ts';
+import type { DaemonSet, NodePool, Offering, Resources, Taint } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
-import { daemonSetOverhead, type PreparedDaemonSet } from './daemonSetOverhead.ts';
+import { daemonSetOverhead, prepareDaemonSets, type PreparedDaemonSet } from './daemonSetOverhead.ts';
 import type { ExistingNode } from './existingNodes.ts';
 import type { PortUse } from './hostPorts.ts';
 import { TypeCatalog, type TypeInfo } from './instanceTypes.ts';
@@ -66,20 +66,52 @@ export function poolRequirements(pool: NodePool): Map<string, KeyRequirement> {
 export function buildPools(
   pools: readonly NodePool[],
   catalog: TypeCatalog,
-  daemonSets: readonly PreparedDaemonSet[],
+  daemonSets: readonly DaemonSet[],
   nodes: readonly ExistingNode[],
 ): PoolInfo[] {
   // A static pool (spec.replicas) keeps its node count: Karpenter launches no node from it for pods.
   const ordered = pools.filter((pool) => pool.replicas === undefined).sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return ordered.map((pool) => buildPool(pool, catalog, daemonSets, nodes));
+  const launches = launchesOf(pools, catalog, daemonSets);
+  return ordered.map((pool) => {
+    let launch = launches.get(pool);
+    if (!launch) {
+      launch = poolLaunches(pool, catalog, prepareDaemonSets(daemonSets));
+      launches.set(pool, launch);
+    }
+    return withExistingNodes(launch, nodes);
+  });
 }
 
-function buildPool(
-  pool: NodePool,
-  catalog: TypeCatalog,
-  daemonSets: readonly PreparedDaemonSet[],
-  nodes: readonly ExistingNode[],
-): PoolInfo {
+/** What a pool may launch: everything of PoolInfo except its existing nodes. */
+type PoolLaunches = Omit<PoolInfo, 'nodeCapacities' | 'existingCapacity'>;
+
+// What a pool may launch depends on the pool, the catalog and the daemonsets only, and a pass rebuilds
+// the simulation about 50 times with the same three (issue 10): worked out once per such triple.
+const launchCache = new WeakMap<readonly NodePool[], WeakMap<TypeCatalog, WeakMap<readonly DaemonSet[], Map<NodePool, PoolLaunches>>>>();
+
+function launchesOf(pools: readonly NodePool[], catalog: TypeCatalog, daemonSets: readonly DaemonSet[]): Map<NodePool, PoolLaunches> {
+  let byCatalog = launchCache.get(pools);
+  if (!byCatalog) launchCache.set(pools, (byCatalog = new WeakMap()));
+  let byDaemonSets = byCatalog.get(catalog);
+  if (!byDaemonSets) byCatalog.set(catalog, (byDaemonSets = new WeakMap()));
+  let launches = byDaemonSets.get(daemonSets);
+  if (!launches) byDaemonSets.set(daemonSets, (launches = new Map()));
+  return launches;
+}
+
+/** A pool's launches with the capacity its existing nodes hold (for its limits). */
+function withExistingNodes(launch: PoolLaunches, nodes: readonly ExistingNode[]): PoolInfo {
+  const nodeCapacities = nodes
+    .filter((n) => n.node.nodePool === launch.name)
+    .map((n) => ({ nodeIndex: n.index, capacity: n.node.capacity }));
+  const existingCapacity: Record<string, number> = {};
+  for (const { capacity } of nodeCapacities) {
+    for (const key in capacity) existingCapacity[key] = (existingCapacity[key] ?? 0) + capacity[key]!;
+  }
+  return { ...launch, nodeCapacities, existingCapacity };
+}
+
+function poolLaunches(pool: NodePool, catalog: TypeCatalog, daemonSets: readonly PreparedDaemonSet[]): PoolLaunches {
   const requirements = poolRequirements(pool);
   const taints = pool.templateTaints;
   const zones = requirements.get(LabelKeys.zone);
@@ -132,14 +164,6 @@ function buildPool(
   // Ports are taken per pool (not per type): a daemonset that could land on some of its types counts.
   const poolLevel = daemonSetOverhead(daemonSets, taints, (key) => catalog.openKey(requirements, key));
 
-  const nodeCapacities = nodes
-    .filter((n) => n.node.nodePool === pool.name)
-    .map((n) => ({ nodeIndex: n.index, capacity: n.node.capacity }));
-  const existingCapacity: Record<string, number> = {};
-  for (const { capacity } of nodeCapacities) {
-    for (const [key, value] of Object.entries(capacity)) existingCapacity[key] = (existingCapacity[key] ?? 0) + value;
-  }
-
   const domainCache = new Map<string, readonly string[] | undefined>();
   const domainValues = (key: string): readonly string[] | undefined => {
     if (domainCache.has(key)) return domainCache.get(key);
@@ -171,8 +195,6 @@ function buildPool(
     requirements,
     types,
     daemonPorts: poolLevel.ports,
-    nodeCapacities,
-    existingCapacity,
     domainValues,
   };
 }

@@ -207,7 +207,7 @@ export class PodIndex {
   }
 
   matchSet(selector: LabelSelector | undefined, namespaces: NamespaceScope): MatchSet {
-    const signature = `${selectorSignature(selector)}@${namespaces.signature}`;
+    const signature = matchSetSignature(selector, namespaces);
     let set = this.matchSets.get(signature);
     if (!set) {
       set = new MatchSet(this, selector, namespaces, signature);
@@ -252,6 +252,10 @@ export class PodIndex {
     return matched.sort((a, b) => a - b);
   }
 }
+
+/** What identifies a match set: its selector and its namespaces. */
+export const matchSetSignature = (selector: LabelSelector | undefined, namespaces: NamespaceScope): string =>
+  `${selectorSignature(selector)}@${namespaces.signature}`;
 
 /** A label-based candidate list longer than this is worth comparing with the namespaces' lists. */
 const NAMESPACE_LIST_WORTH = 64;

@@ -13,7 +13,6 @@
 import type { Pod } from '../model/types.ts';
 import { buildAttempt, checkTopologyOnExisting, type ExplainContext, type TopologyAttempt } from './attempt.ts';
 import { CallState, type NodeDelta } from './callState.ts';
-import { prepareDaemonSets } from './daemonSetOverhead.ts';
 import { buildCpuOrder, firstWithCpu, indexCluster, type BoundPods, type ExistingNode } from './existingNodes.ts';
 import { firstPortConflict, formatPort } from './hostPorts.ts';
 import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
@@ -45,8 +44,8 @@ export function createSimulator(input: SimulatorInput): Simulator {
   const index = new PodIndex(counted, nodeLabels);
   const namespaces = new Namespaces(cluster.namespaces);
   const catalog = typeCatalogOf(input.catalog);
-  const pools = buildPools(input.nodePools, catalog, prepareDaemonSets(cluster.daemonSets), nodes);
-  const { groups } = buildAntiGroups(index, namespaces);
+  const pools = buildPools(input.nodePools, catalog, cluster.daemonSets, nodes);
+  const groups = buildAntiGroups(index, namespaces);
   const cpuOrder = buildCpuOrder(nodes);
   const prepareContext: PrepareContext = {
     nodes,

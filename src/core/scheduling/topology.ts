@@ -8,7 +8,7 @@
 import type { Labels, Pod, PodAffinityTerm, TopologySpreadConstraint } from '../model/types.ts';
 import type { ExistingNode } from './existingNodes.ts';
 import { labelValue } from './labelSelector.ts';
-import type { MatchSet, Namespaces, PodIndex } from './podIndex.ts';
+import { matchSetSignature, type MatchSet, type Namespaces, type PodIndex } from './podIndex.ts';
 
 /** A pod placed earlier in the same simulation. */
 export interface PlacedPod {
@@ -165,10 +165,7 @@ export const countIn = (base: ReadonlyMap<string, number>, delta: DomainDelta, d
   (base.get(domain) ?? 0) + (delta.byDomain.get(domain) ?? 0);
 
 /** Groups the anti-affinity terms of every counted pod, once per simulator. */
-export function buildAntiGroups(
-  index: PodIndex,
-  namespaces: Namespaces,
-): { groups: AntiGroup[]; groupsOfPod: Map<number, AntiGroup[]> } {
+export function buildAntiGroups(index: PodIndex, namespaces: Namespaces): AntiGroup[] {
   interface Mutable {
     matchSet: MatchSet;
     key: string;
@@ -177,13 +174,18 @@ export function buildAntiGroups(
     domainCounts: Map<string, number>;
   }
   const bySignature = new Map<string, Mutable>();
-  const groupsOfPod = new Map<number, AntiGroup[]>();
-  index.pods.forEach(({ pod, nodeIndex }, podIndex) => {
-    for (const term of pod.podAntiAffinity) {
-      const matchSet = index.matchSet(term.labelSelector, namespaces.ofTerm(term, pod.namespace));
-      const signature = `${term.topologyKey}#${matchSet.signature}`;
+  const pods = index.pods;
+  for (let podIndex = 0; podIndex < pods.length; podIndex++) {
+    const { pod, nodeIndex } = pods[podIndex]!;
+    const terms = pod.podAntiAffinity;
+    for (let t = 0; t < terms.length; t++) {
+      const term = terms[t]!;
+      // The group's signature without building its match set: a pass rebuilds the simulation about 50
+      // times, and most pods of a dump hold the same few terms (issue 10).
+      const signature = groupSignature(term, pod.namespace, namespaces);
       let group = bySignature.get(signature);
       if (!group) {
+        const matchSet = index.matchSet(term.labelSelector, namespaces.ofTerm(term, pod.namespace));
         group = { matchSet, key: term.topologyKey, holders: new Set(), holderNodeCounts: new Map(), domainCounts: new Map() };
         bySignature.set(signature, group);
       }
@@ -191,12 +193,20 @@ export function buildAntiGroups(
       group.holderNodeCounts.set(nodeIndex, (group.holderNodeCounts.get(nodeIndex) ?? 0) + 1);
       const domain = index.nodeLabel(nodeIndex, term.topologyKey);
       if (domain !== undefined) bump(group.domainCounts, domain, 1);
-      const list = groupsOfPod.get(podIndex);
-      if (list) list.push(group);
-      else groupsOfPod.set(podIndex, [group]);
     }
-  });
-  return { groups: [...bySignature.values()], groupsOfPod };
+  }
+  return [...bySignature.values()];
+}
+
+/** Per term: the owning pod's namespace and the term's group signature (topology key, selector, namespaces). */
+const groupSignatures = new WeakMap<PodAffinityTerm, { readonly namespace: string; readonly signature: string }>();
+
+function groupSignature(term: PodAffinityTerm, namespace: string, namespaces: Namespaces): string {
+  const known = groupSignatures.get(term);
+  if (known && known.namespace === namespace) return known.signature;
+  const signature = `${term.topologyKey}#${matchSetSignature(term.labelSelector, namespaces.ofTerm(term, namespace))}`;
+  groupSignatures.set(term, { namespace, signature });
+  return signature;
 }
 
 /**
