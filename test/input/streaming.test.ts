@@ -215,6 +215,63 @@ describe('streamed cluster file', () => {
     expect(await readClusterFile(path)).toEqual(parseClusterObjects([JSON.parse(JSON.stringify(list))]));
   });
 
+  /** Writes `list` as kubectl indents it and reads it back both ways: streamed, and parsed whole. */
+  async function bothWays(name: string, list: Record<string, unknown>) {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(list, null, 4));
+    return { streamed: await readClusterFile(path), whole: parseClusterObjects([JSON.parse(JSON.stringify(list))]) };
+  }
+
+  const pod = (name: string, volumes: unknown[] = []) => ({
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', resources: { requests: { cpu: '100m' } } }], volumes },
+    status: { phase: 'Running' },
+  });
+
+  it('pods listed before the volumes they claim still get the volumes\' zones', async () => {
+    const list = {
+      apiVersion: 'v1',
+      items: [
+        { kind: 'Pod', ...pod('db-0', [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-0' } }]) },
+        { kind: 'Pod', ...pod('cache-0', [{ name: 'scratch', ephemeral: { volumeClaimTemplate: {} } }]) },
+        {
+          kind: 'Node',
+          metadata: { name: 'n1', creationTimestamp: '2026-01-01T00:00:00Z', labels: { 'topology.kubernetes.io/zone': 'us-east-1c' } },
+          status: { allocatable: { cpu: '4' }, conditions: [{ type: 'Ready', status: 'True' }] },
+        },
+        { kind: 'PersistentVolumeClaim', metadata: { name: 'data-db-0', namespace: 'default' }, spec: { volumeName: 'pv-1' } },
+        { kind: 'PersistentVolume', metadata: { name: 'pv-1', labels: { 'topology.kubernetes.io/zone': 'us-east-1b' } }, spec: {} },
+      ],
+      kind: 'List',
+    };
+    const { streamed, whole } = await bothWays('volumes-last.json', list);
+    expect(streamed).toEqual(whole);
+    // The claim followed to its PV; the unfollowable ephemeral claim pins the pod to its node's zone.
+    expect(streamed.pods.map((p) => p.volumeZones)).toEqual([['us-east-1b'], ['us-east-1c']]);
+  });
+
+  it('a typed List (PodList) gives its kind to items that state none, which kubectl prints after them', async () => {
+    const list = { apiVersion: 'v1', items: [pod('a'), pod('b')], kind: 'PodList', metadata: { resourceVersion: '1' } };
+    const { streamed, whole } = await bothWays('podlist.json', list);
+    expect(streamed).toEqual(whole);
+    expect(streamed.pods.map((p) => p.name)).toEqual(['a', 'b']);
+  });
+
+  it('an object with items that is not a List is read as the one object it is', async () => {
+    const odd = { kind: 'Namespace', metadata: { name: 'team-a', labels: { team: 'a' } }, items: [{ kind: 'Pod', ...pod('x') }] };
+    const { streamed, whole } = await bothWays('not-a-list.json', odd);
+    expect(streamed).toEqual(whole);
+    expect(streamed.namespaces.map((n) => n.name)).toEqual(['team-a']);
+    expect(streamed.pods).toEqual([]);
+  });
+
+  it('a List without a kind is refused as the whole-text reader refuses it, even with items', async () => {
+    const path = join(dir, 'no-kind.json');
+    writeFileSync(path, JSON.stringify({ apiVersion: 'v1', items: [{ kind: 'Pod', ...pod('a') }] }, null, 4));
+    const error = await inputErrorOfAsync(() => readClusterFile(path));
+    expect(error.message).toMatch(/no-kind\.json: document 1: kind: is required/);
+  });
+
   it('a List that is not valid JSON still gets the JSON syntax error, naming the file', async () => {
     const path = join(dir, 'broken.json');
     writeFileSync(path, '{"apiVersion":"v1","kind":"List","items":[{"kind":"Pod"}}]}');

@@ -10,7 +10,8 @@
 // index in `items`.
 import { open } from 'node:fs/promises';
 import { InputError } from '../../core/errors.ts';
-import { parseClusterObjects } from '../../core/input/cluster.ts';
+import { ClusterBuilder, parseClusterObjects } from '../../core/input/cluster.ts';
+import { isRecord } from '../../core/input/fields.ts';
 import { projectClusterObject } from '../../core/input/projection.ts';
 import type { Cluster } from '../../core/model/types.ts';
 import { decodeDocuments, readText } from './documents.ts';
@@ -22,8 +23,11 @@ const WHOLE_TEXT_LIMIT_BYTES = 400 * 1024 * 1024;
 
 const WHITESPACE = new Set([0x20, 0x0a, 0x0d, 0x09]);
 
-/** The documents of a JSON List file, projected; undefined when the file is not one (or cannot be opened). */
-async function streamList(path: string): Promise<unknown[] | undefined> {
+/**
+ * The cluster of a JSON List file, each item projected and parsed as it is read; undefined when the file
+ * is not one (or cannot be opened), or when the whole-text reader words its problem better.
+ */
+async function streamList(path: string): Promise<Cluster | undefined> {
   let handle;
   try {
     handle = await open(path, 'r');
@@ -35,10 +39,32 @@ async function streamList(path: string): Promise<unknown[] | undefined> {
     if (!stat.isFile()) return undefined; // a directory ...: readText words it
     const size = stat.size;
     const splitter = new ListItemSplitter();
-    const items: unknown[] = [];
+    const builder = new ClusterBuilder();
+    let count = 0;
+    // Items that state no kind take their List's (`PodList`), which kubectl prints after the items.
+    const kindless: { raw: unknown; at: number }[] = [];
+    // The first object the model refuses: reported once the whole file is known to be a valid List
+    // (a JSON syntax error anywhere comes first, as it does when the file is read whole).
+    let refused: InputError | undefined;
+    const add = (value: unknown, at: number): void => {
+      if (refused) return;
+      const projected = projectClusterObject(value);
+      if (isRecord(projected) && (typeof projected['kind'] !== 'string' || projected['kind'] === '')) {
+        kindless.push({ raw: projected, at });
+        return;
+      }
+      try {
+        builder.add(projected, `items[${at}]`);
+      } catch (error) {
+        if (!(error instanceof InputError)) throw error;
+        refused = error;
+      }
+    };
     let first = true;
+    // One buffer for every chunk: the splitter copies what it keeps, and each chunk's items are parsed
+    // before the next read.
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     for (;;) {
-      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
       const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, null);
       if (bytesRead === 0) break;
       const bytes = chunk.subarray(0, bytesRead);
@@ -50,7 +76,7 @@ async function streamList(path: string): Promise<unknown[] | undefined> {
       }
       for (const item of splitter.pushParsing(bytes)) {
         if (item instanceof ParsedItem) {
-          items.push(projectClusterObject(item.value));
+          add(item.value, count++);
           continue;
         }
         let value: unknown;
@@ -58,14 +84,21 @@ async function streamList(path: string): Promise<unknown[] | undefined> {
           value = JSON.parse(item.toString('utf8'));
         } catch (error) {
           if (size <= WHOLE_TEXT_LIMIT_BYTES) return undefined; // the whole-text path words it best
-          throw new InputError(`items[${items.length}]`, '', `not valid JSON: ${(error as Error).message}`);
+          throw new InputError(`items[${count}]`, '', `not valid JSON: ${(error as Error).message}`);
         }
-        items.push(projectClusterObject(value));
+        add(value, count++);
       }
     }
     const list = splitter.end();
-    list['items'] = items;
-    return [list];
+    const kind = list['kind'];
+    // An object that has `items` but is no List (`kind: Pod`) is one object: read whole, it says so.
+    if (typeof kind === 'string' && kind !== '' && !kind.endsWith('List')) throw new NotAList(`its kind is ${kind}`);
+    // The List's own fields are checked as for any document (a missing kind, say), before its items.
+    builder.add(list, '');
+    if (refused) throw refused;
+    const itemKind = kind === 'List' || typeof kind !== 'string' ? undefined : kind.slice(0, -'List'.length);
+    for (const { raw, at } of kindless) builder.add(raw, `items[${at}]`, itemKind);
+    return builder.finish();
   } catch (error) {
     if (error instanceof NotAList) {
       if ((await handle.stat()).size <= WHOLE_TEXT_LIMIT_BYTES) return undefined;
@@ -80,9 +113,7 @@ async function streamList(path: string): Promise<unknown[] | undefined> {
 /** `kubectl get ... -o json` output (a List) or the same objects as YAML documents. */
 export async function readClusterFile(path: string): Promise<Cluster> {
   try {
-    const streamed = await streamList(path);
-    const documents = streamed ?? decodeDocuments(await readText(path)).map(projectClusterObject);
-    return parseClusterObjects(documents);
+    return (await streamList(path)) ?? parseClusterObjects(decodeDocuments(await readText(path)).map(projectClusterObject));
   } catch (error) {
     if (error instanceof InputError) throw error.file === undefined ? error.inFile(path) : error;
     throw error;

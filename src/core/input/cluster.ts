@@ -236,6 +236,7 @@ function persistentVolumeZones(item: Item): readonly string[] | null {
 }
 
 function indexVolumes(items: readonly Item[], nodes: readonly Node[]): VolumeIndex {
+  // (items: the PersistentVolumeClaims and PersistentVolumes of the input)
   const claims = new Map<string, string>();
   const volumes = new Map<string, readonly string[] | null>();
   for (const item of items) {
@@ -255,24 +256,33 @@ function indexVolumes(items: readonly Item[], nodes: readonly Node[]): VolumeInd
 }
 
 /**
+ * The claims a pod's volumes use: `persistentVolumeClaim.claimName`, and generic ephemeral volumes,
+ * whose claims are named `<pod>-<volume>`.
+ */
+function podClaims(f: Fields, spec: JsonRecord, podName: string): readonly string[] {
+  let claims: string[] | undefined;
+  f.optArray(spec['volumes'], 'spec.volumes').forEach((v, i) => {
+    const p = `spec.volumes[${i}]`;
+    const volume = f.record(v, p);
+    const pvc = f.optRecord(volume['persistentVolumeClaim'], `${p}.persistentVolumeClaim`);
+    if (pvc) (claims ??= []).push(f.string(pvc['claimName'], `${p}.persistentVolumeClaim.claimName`));
+    else if (f.optRecord(volume['ephemeral'], `${p}.ephemeral`)) (claims ??= []).push(`${podName}-${f.string(volume['name'], `${p}.name`)}`);
+  });
+  return claims ?? NO_CLAIMS;
+}
+
+const NO_CLAIMS: readonly string[] = [];
+
+/**
  * Zones the pod's claims pin it to. A claim whose volume is in the input gives that volume's zones.
  * A claim we cannot follow to a volume (the claim or its PV was not dumped, which is the default with
  * `kubectl get nodes,pods,...`) is taken to be an EBS volume, EBS being zonal and the EKS default
  * storage: the pod then stays in the zone of the node it runs on. That can only forbid a move that
- * was possible, never allow one that was not. Generic ephemeral volumes are claims named
- * `<pod>-<volume>`.
+ * was possible, never allow one that was not.
  */
-function podVolumeZones(f: Fields, spec: JsonRecord, pod: { name: string; namespace: string; nodeName?: string }, index: VolumeIndex): readonly string[] | undefined {
+function zonesOfClaims(claims: readonly string[], pod: Pod, index: VolumeIndex): readonly string[] | undefined {
   let zones: string[] | undefined;
-  f.optArray(spec['volumes'], 'spec.volumes').forEach((v, i) => {
-    const p = `spec.volumes[${i}]`;
-    const volume = f.record(v, p);
-    let claim: string | undefined;
-    const pvc = f.optRecord(volume['persistentVolumeClaim'], `${p}.persistentVolumeClaim`);
-    if (pvc) claim = f.string(pvc['claimName'], `${p}.persistentVolumeClaim.claimName`);
-    else if (f.optRecord(volume['ephemeral'], `${p}.ephemeral`)) claim = `${pod.name}-${f.string(volume['name'], `${p}.name`)}`;
-    if (claim === undefined) return;
-
+  for (const claim of claims) {
     const pvName = index.claims.get(`${pod.namespace}/${claim}`);
     let volumeZones: readonly string[] | null | undefined;
     if (pvName && index.volumes.has(pvName)) volumeZones = index.volumes.get(pvName);
@@ -280,13 +290,19 @@ function podVolumeZones(f: Fields, spec: JsonRecord, pod: { name: string; namesp
       const nodeZone = pod.nodeName ? index.nodeZones.get(pod.nodeName) : undefined;
       volumeZones = nodeZone ? [nodeZone] : null;
     }
-    if (!volumeZones) return;
+    if (!volumeZones) continue;
     zones = zones === undefined ? [...volumeZones] : zones.filter((z) => volumeZones.includes(z));
-  });
+  }
   return zones;
 }
 
-function parsePod(item: Item, volumes: VolumeIndex): Pod {
+/** A pod as read, its volume zones still to be worked out from the claims (they need the PVs and PVCs). */
+interface ReadPod {
+  readonly pod: Pod;
+  readonly claims: readonly string[];
+}
+
+function parsePod(item: Item): ReadPod {
   const f: Fields = new Fields(objectName(item, true));
   const meta = readMeta(f, item.raw);
   const spec = f.record(item.raw['spec'], 'spec');
@@ -301,9 +317,9 @@ function parsePod(item: Item, volumes: VolumeIndex): Pod {
   const gracePeriodSeconds = f.optInteger(spec['terminationGracePeriodSeconds'], 'spec.terminationGracePeriodSeconds');
   const controller = ownerReferences.find((o) => o.controller);
   const scheduling = parseSchedulingSpec(f, spec, 'spec');
-  const volumeZones = podVolumeZones(f, spec, { name: meta.name, namespace: meta.namespace, ...(nodeName ? { nodeName } : {}) }, volumes);
+  const claims = podClaims(f, spec, meta.name);
 
-  return {
+  const pod: Pod = {
     uid: meta.uid ?? `${meta.namespace}/${meta.name}`,
     namespace: meta.namespace,
     name: meta.name,
@@ -321,8 +337,8 @@ function parsePod(item: Item, volumes: VolumeIndex): Pod {
     isDaemonSetPod: controller?.kind === 'DaemonSet',
     isMirrorPod: Annotations.mirrorPod in meta.annotations || ownerReferences.some((o) => o.kind === 'Node'),
     ...scheduling,
-    ...(volumeZones === undefined ? {} : { volumeZones }),
   };
+  return { pod, claims };
 }
 
 function parsePdb(item: Item): PodDisruptionBudget {
@@ -387,23 +403,71 @@ function rejectDuplicates<T>(values: readonly T[], key: (value: T) => string, de
 
 /** Parses cluster objects (a `List`'s items, YAML documents, or nested Lists). Throws InputError. */
 export function parseClusterObjects(objects: readonly unknown[]): Cluster {
-  const items = [...flatten(objects, objects.length === 1 ? () => '' : (i) => `document ${i + 1}`)];
-  const ofKind = (kind: string) => items.filter((item) => item.kind === kind);
+  const builder = new ClusterBuilder();
+  builder.addItems(flatten(objects, objects.length === 1 ? () => '' : (i) => `document ${i + 1}`));
+  return builder.finish();
+}
 
-  const nodes = ofKind('Node').map(parseNode);
-  rejectDuplicates(nodes, (n) => n.name, (n) => `Node "${n.name}"`);
-  const volumes = indexVolumes(items, nodes);
-  const pods = ofKind('Pod').map((item) => parsePod(item, volumes));
-  rejectDuplicates(pods, (p) => `${p.namespace}/${p.name}`, (p) => `Pod ${p.namespace}/${p.name}`);
+/**
+ * A Cluster read one object at a time (issue 10: a streamed dump's items are parsed as they arrive, so
+ * their raw objects never pile up). Each object is parsed when added, so errors come in input order;
+ * what needs other objects (volume zones, duplicate names) is settled by `finish`.
+ */
+export class ClusterBuilder {
+  private readonly nodes: Node[] = [];
+  private readonly pods: ReadPod[] = [];
+  private readonly volumeItems: Item[] = [];
+  private readonly pdbs: PodDisruptionBudget[] = [];
+  private readonly daemonSets: DaemonSet[] = [];
+  private readonly workloads: WorkloadStatus[] = [];
+  private readonly namespaces: Namespace[] = [];
 
-  return {
-    nodes,
-    pods,
-    pdbs: ofKind('PodDisruptionBudget').map(parsePdb),
-    daemonSets: ofKind('DaemonSet').map(parseDaemonSet),
-    workloads: items
-      .filter((item): item is Item & { kind: WorkloadStatus['kind'] } => (WORKLOAD_KINDS as readonly string[]).includes(item.kind))
-      .map((item) => parseWorkload(item, item.kind)),
-    namespaces: ofKind('Namespace').map(parseNamespace),
-  };
+  /**
+   * Adds one object found at `where` (`items[3]`), descending into it if it is a List; `itemKind` is the
+   * kind its List gives items that state none (`Pod` in a `PodList`).
+   */
+  add(raw: unknown, where: string, itemKind?: string): void {
+    this.addItems(flatten([raw], () => where, itemKind, true));
+  }
+
+  addItems(items: Iterable<Item>): void {
+    for (const item of items) {
+      switch (item.kind) {
+        case 'Node':
+          this.nodes.push(parseNode(item));
+          break;
+        case 'Pod':
+          this.pods.push(parsePod(item));
+          break;
+        case 'PersistentVolume':
+        case 'PersistentVolumeClaim':
+          this.volumeItems.push(item);
+          break;
+        case 'PodDisruptionBudget':
+          this.pdbs.push(parsePdb(item));
+          break;
+        case 'DaemonSet':
+          this.daemonSets.push(parseDaemonSet(item));
+          break;
+        case 'Namespace':
+          this.namespaces.push(parseNamespace(item));
+          break;
+        default:
+          if ((WORKLOAD_KINDS as readonly string[]).includes(item.kind)) this.workloads.push(parseWorkload(item, item.kind as WorkloadStatus['kind']));
+      }
+    }
+  }
+
+  finish(): Cluster {
+    const nodes = this.nodes;
+    rejectDuplicates(nodes, (n) => n.name, (n) => `Node "${n.name}"`);
+    const volumes = indexVolumes(this.volumeItems, nodes);
+    const pods = this.pods.map(({ pod, claims }) => {
+      if (claims.length === 0) return pod;
+      const volumeZones = zonesOfClaims(claims, pod, volumes);
+      return volumeZones === undefined ? pod : { ...pod, volumeZones };
+    });
+    rejectDuplicates(pods, (p) => `${p.namespace}/${p.name}`, (p) => `Pod ${p.namespace}/${p.name}`);
+    return { nodes, pods, pdbs: this.pdbs, daemonSets: this.daemonSets, workloads: this.workloads, namespaces: this.namespaces };
+  }
 }
