@@ -99,7 +99,7 @@ function scenario(seed: number) {
     boundNodeByUid.set(p.uid, nodeIndex);
     if (existing[nodeIndex]!.alive) counted.push({ pod: p, nodeIndex });
   }
-  const index = new PodIndex(counted, existing.map((n) => n.labels));
+  const index = PodIndex.of(counted, existing.map((n) => n.labels));
   const namespaces = new Namespaces([]);
   const groups = buildAntiGroups(index, namespaces);
 

@@ -204,7 +204,8 @@ export function podInDomain(
     if (values.includes(domain)) return podName(placed.pod);
   }
   for (const i of candidates) {
-    const { pod, nodeIndex } = ctx.index.pods[i]!;
+    const pod = ctx.index.pods[i]!;
+    const nodeIndex = ctx.index.nodeOf[i]!;
     if (ctx.excluded[nodeIndex] || ctx.removedUids.has(pod.uid)) continue;
     if (labelValue(ctx.nodeLabels[nodeIndex]!, key) === domain) return podName(pod);
   }

@@ -115,7 +115,9 @@ export interface IndexedCluster {
   readonly nodes: ExistingNode[];
   readonly nodeIndexByName: Map<string, number>;
   /** Pods that count for affinity and spread: bound to a node that is not deleting, not terminating. */
-  readonly counted: { pod: Pod; nodeIndex: number }[];
+  readonly counted: readonly Pod[];
+  /** The node index of each counted pod. */
+  readonly countedNodes: Int32Array;
   readonly bound: BoundPods;
 }
 
@@ -132,7 +134,8 @@ export function indexCluster(cluster: Cluster): IndexedCluster {
   const ports: (PortOnNode[] | undefined)[] = new Array(count);
   const podsByNode: Pod[][] = cluster.nodes.map(() => []);
   const deleting = cluster.nodes.map((node) => node.deleting);
-  const counted: { pod: Pod; nodeIndex: number }[] = [];
+  const counted: Pod[] = [];
+  const countedNodes = new Int32Array(cluster.pods.length);
   // An indexed loop: this runs about 50 times a pass over every pod, and the array iterator's result
   // objects were a sizeable share of a pass's garbage.
   const pods = cluster.pods;
@@ -143,7 +146,10 @@ export function indexCluster(cluster: Cluster): IndexedCluster {
     if (i === undefined) continue;
     podsByNode[i]!.push(pod);
     // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
-    if (!pod.terminating && !deleting[i]) counted.push({ pod, nodeIndex: i });
+    if (!pod.terminating && !deleting[i]) {
+      countedNodes[counted.length] = i;
+      counted.push(pod);
+    }
     // Terminating pods still hold their resources and ports until they are gone.
     usedPods[i]! += 1;
     const requests = pod.requests;
@@ -186,7 +192,13 @@ export function indexCluster(cluster: Cluster): IndexedCluster {
       ports: ports[index] ?? NO_PORTS,
     };
   });
-  return { nodes, nodeIndexByName: indexByName, counted, bound: new BoundPods(podsByNode, indexByName) };
+  return {
+    nodes,
+    nodeIndexByName: indexByName,
+    counted,
+    countedNodes: countedNodes.subarray(0, counted.length),
+    bound: new BoundPods(podsByNode, indexByName),
+  };
 }
 
 const NO_TAINTS: readonly Taint[] = [];

@@ -14,7 +14,7 @@ import {
   setCompatible,
 } from './nodeAffinity.ts';
 import type { PoolInfo } from './nodePools.ts';
-import type { Namespaces, PodIndex } from './podIndex.ts';
+import { matchSetSignature, type Namespaces, type PodIndex } from './podIndex.ts';
 import { allowsValue, ANY, type RequirementSet } from './requirements.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import { firstUntoleratedTaint } from './taints.ts';
@@ -107,9 +107,7 @@ export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
     }));
   const affinity = terms(pod.podAffinity);
   const antiAffinity = terms(pod.podAntiAffinity);
-  const spread = pod.topologySpread
-    .filter((c) => c.whenUnsatisfiable === 'DoNotSchedule')
-    .map((constraint) => prepareSpread(pod, constraint, alternatives, sets, ctx));
+  const spread = spreadShapesOf(pod, alternatives, ctx).map((shape) => prepareSpread(pod, shape, alternatives, sets, ctx));
   return {
     pod,
     cpu: pod.requests[CPU] ?? 0,
@@ -140,24 +138,53 @@ function sharedStaticVerdicts(signature: string, ctx: PrepareContext): Int8Array
   return verdicts;
 }
 
+/** What a pod's spread constraint decides whatever the simulation (its selector, policies, signature). */
+interface SpreadShape {
+  readonly constraint: Pod['topologySpread'][number];
+  readonly selector: ReturnType<typeof withMatchLabelKeys>;
+  readonly honorAffinity: boolean;
+  readonly honorTaints: boolean;
+  readonly selfMatch: boolean;
+  /** Identifies the spread base: pods with the same one count the same domains the same way. */
+  readonly signature: string;
+}
+
+// Per pod object, its DoNotSchedule constraints' shapes: a pass prepares the same pods in each of its
+// ~50 simulators, and the signature's JSON and the selector's signature were most of that (issue 10).
+const spreadShapes = new WeakMap<Pod, readonly SpreadShape[]>();
+
+function spreadShapesOf(pod: Pod, alternatives: readonly Requirement[][], ctx: PrepareContext): readonly SpreadShape[] {
+  let shapesOfPod = spreadShapes.get(pod);
+  if (!shapesOfPod) {
+    shapesOfPod = pod.topologySpread
+      .filter((c) => c.whenUnsatisfiable === 'DoNotSchedule')
+      .map((constraint) => {
+        const selector = withMatchLabelKeys(constraint.labelSelector, constraint.matchLabelKeys, pod.labels);
+        const honorAffinity = (constraint.nodeAffinityPolicy ?? 'Honor') === 'Honor';
+        const honorTaints = (constraint.nodeTaintsPolicy ?? 'Ignore') === 'Honor';
+        const signature = [
+          constraint.topologyKey,
+          matchSetSignature(selector, ctx.namespaces.listed([pod.namespace])),
+          honorAffinity ? JSON.stringify(alternatives) : '*',
+          honorTaints ? JSON.stringify(pod.tolerations) : '*',
+        ].join('|');
+        return { constraint, selector, honorAffinity, honorTaints, selfMatch: matchesSelector(selector, pod.labels), signature };
+      });
+    spreadShapes.set(pod, shapesOfPod);
+  }
+  return shapesOfPod;
+}
+
 function prepareSpread(
   pod: Pod,
-  constraint: Pod['topologySpread'][number],
+  shape: SpreadShape,
   alternatives: readonly Requirement[][],
   sets: readonly RequirementSet[],
   ctx: PrepareContext,
 ): SpreadInfo {
-  const selector = withMatchLabelKeys(constraint.labelSelector, constraint.matchLabelKeys, pod.labels);
+  const { constraint, selector, honorAffinity, honorTaints, signature } = shape;
   const matchSet = ctx.index.matchSet(selector, ctx.namespaces.listed([pod.namespace]));
-  const honorAffinity = (constraint.nodeAffinityPolicy ?? 'Honor') === 'Honor';
-  const honorTaints = (constraint.nodeTaintsPolicy ?? 'Ignore') === 'Honor';
   const key = constraint.topologyKey;
-  const signature = [
-    key,
-    matchSet.signature,
-    honorAffinity ? JSON.stringify(alternatives) : '*',
-    honorTaints ? JSON.stringify(pod.tolerations) : '*',
-  ].join('|');
   const isEligible = (node: ExistingNode): boolean =>
     (!honorAffinity || labelsMatchAlternatives(node.labels, alternatives)) &&
     (!honorTaints || firstUntoleratedTaint(pod.tolerations, node.spreadTaints) === undefined);
@@ -168,7 +195,7 @@ function prepareSpread(
     maxSkew: constraint.maxSkew,
     minDomains: constraint.minDomains ?? 1,
     matchSet,
-    selfMatch: matchesSelector(selector, pod.labels),
+    selfMatch: shape.selfMatch,
     honorAffinity,
     honorTaints,
     base: () => {

@@ -123,7 +123,7 @@ export class MatchSet {
     if (!this.counts) {
       const counts = new Map<number, number>();
       for (const i of this.pods()) {
-        const nodeIndex = this.index.pods[i]!.nodeIndex;
+        const nodeIndex = this.index.nodeOf[i]!;
         counts.set(nodeIndex, (counts.get(nodeIndex) ?? 0) + 1);
       }
       this.counts = counts;
@@ -151,7 +151,9 @@ export class MatchSet {
 }
 
 export class PodIndex {
-  readonly pods: IndexedPod[];
+  /** The pods that count, and (at the same position) the index of the node each is on. */
+  readonly pods: readonly Pod[];
+  readonly nodeOf: Int32Array;
   /** Positions of the pods on each node (a uid is looked up on the node the pod is bound to). */
   private readonly byNode: number[][];
   // Built on first use, per label key: a pass asks about the few keys its selectors name, so indexing
@@ -160,19 +162,31 @@ export class PodIndex {
   private readonly byLabel = new Map<string, Map<string, number[]>>();
   private readonly matchSets = new Map<string, MatchSet>();
 
+  /** Two arrays rather than one object per pod: a pass builds this about 50 times over every pod (issue 10). */
   constructor(
-    pods: readonly IndexedPod[],
+    pods: readonly Pod[],
+    nodeOf: Int32Array,
     private readonly nodeLabels: readonly Labels[],
   ) {
-    this.pods = pods.slice();
+    this.pods = pods;
+    this.nodeOf = nodeOf;
     this.byNode = nodeLabels.map(() => []);
-    for (let i = 0; i < this.pods.length; i++) this.byNode[this.pods[i]!.nodeIndex]!.push(i);
+    for (let i = 0; i < pods.length; i++) this.byNode[nodeOf[i]!]!.push(i);
+  }
+
+  /** An index of the given pods, each on its node. */
+  static of(counted: readonly IndexedPod[], nodeLabels: readonly Labels[]): PodIndex {
+    return new PodIndex(
+      counted.map((c) => c.pod),
+      Int32Array.from(counted, (c) => c.nodeIndex),
+      nodeLabels,
+    );
   }
 
   private get byNamespace(): Map<string, number[]> {
     if (!this.byNamespaceLazy) {
       const map = new Map<string, number[]>();
-      for (let i = 0; i < this.pods.length; i++) push(map, this.pods[i]!.pod.namespace, i);
+      for (let i = 0; i < this.pods.length; i++) push(map, this.pods[i]!.namespace, i);
       this.byNamespaceLazy = map;
     }
     return this.byNamespaceLazy;
@@ -184,7 +198,7 @@ export class PodIndex {
     if (!values) {
       values = new Map();
       for (let i = 0; i < this.pods.length; i++) {
-        const labels = this.pods[i]!.pod.labels;
+        const labels = this.pods[i]!.labels;
         if (Object.hasOwn(labels, key)) push(values, labels[key]!, i);
       }
       this.byLabel.set(key, values);
@@ -198,7 +212,7 @@ export class PodIndex {
    */
   indexOf(pod: Pod, boundTo: number | undefined): number | undefined {
     if (boundTo === undefined) return undefined;
-    for (const i of this.byNode[boundTo] ?? []) if (this.pods[i]!.pod.uid === pod.uid) return i;
+    for (const i of this.byNode[boundTo] ?? []) if (this.pods[i]!.uid === pod.uid) return i;
     return undefined;
   }
 
@@ -244,7 +258,7 @@ export class PodIndex {
     if (set.namespaces.listed && bestSize > NAMESPACE_LIST_WORTH) consider(set.namespaces.listed.map((ns) => this.byNamespace.get(ns) ?? []));
     const matched: number[] = [];
     const test = (i: number): void => {
-      const pod = this.pods[i]!.pod;
+      const pod = this.pods[i]!;
       if (set.matches(pod.namespace, pod.labels)) matched.push(i);
     };
     if (best) for (const list of best) for (const i of list) test(i);

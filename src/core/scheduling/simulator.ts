@@ -39,9 +39,9 @@ import type {
 
 export function createSimulator(input: SimulatorInput): Simulator {
   const { cluster } = input;
-  const { nodes, nodeIndexByName, counted, bound } = indexCluster(cluster);
+  const { nodes, nodeIndexByName, counted, countedNodes, bound } = indexCluster(cluster);
   const nodeLabels = nodes.map((n) => n.labels);
-  const index = new PodIndex(counted, nodeLabels);
+  const index = new PodIndex(counted, countedNodes, nodeLabels);
   const namespaces = new Namespaces(cluster.namespaces);
   const catalog = typeCatalogOf(input.catalog);
   const pools = buildPools(input.nodePools, catalog, cluster.daemonSets, nodes);

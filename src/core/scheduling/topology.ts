@@ -174,9 +174,10 @@ export function buildAntiGroups(index: PodIndex, namespaces: Namespaces): AntiGr
     domainCounts: Map<string, number>;
   }
   const bySignature = new Map<string, Mutable>();
-  const pods = index.pods;
+  const { pods, nodeOf } = index;
   for (let podIndex = 0; podIndex < pods.length; podIndex++) {
-    const { pod, nodeIndex } = pods[podIndex]!;
+    const pod = pods[podIndex]!;
+    const nodeIndex = nodeOf[podIndex]!;
     const terms = pod.podAntiAffinity;
     for (let t = 0; t < terms.length; t++) {
       const term = terms[t]!;
