@@ -112,6 +112,8 @@ describe('LiveClusterSource', () => {
     }
     expect(LISTED_RESOURCES).toHaveLength(10);
     expect(api.mutatingRequests()).toEqual([]);
+    // Parsed page by page, collection by collection, in the order the objects are listed.
+    expect(cluster).toEqual(parseClusterObjects(await new LiveClusterSource(kc, { pageSize: 2 }).readObjects()));
   });
 
   it('returns plain kubectl-shaped objects with kind and apiVersion set', async () => {
@@ -173,10 +175,13 @@ describe('LiveClusterSource', () => {
   it('starts a listing over when its continue token has expired (410)', async () => {
     const { api, kc } = await start();
     api.fail({ path: '/api/v1/pods', when: (r) => r.query['continue'] !== undefined, status: 410, reason: 'Expired', message: 'The provided continue parameter is too old' });
-    const cluster = await new LiveClusterSource(kc, { pageSize: 3 }).read();
+    const source = new LiveClusterSource(kc, { pageSize: 3 });
+    const cluster = await source.read();
     expect(cluster.pods).toHaveLength(7);
     const podCalls = api.requests.filter((r) => r.path === '/api/v1/pods').map((r) => r.status);
     expect(podCalls).toEqual([200, 410, 200, 200, 200]);
+    // Pages are parsed as they arrive: the abandoned listing's first page left nothing behind.
+    expect(cluster).toEqual(parseClusterObjects(await source.readObjects()));
   });
 
   it('attributes an object the model cannot read to the Kubernetes API', async () => {

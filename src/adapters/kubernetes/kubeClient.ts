@@ -173,16 +173,39 @@ export async function listAllPagesMapped<T, U>(
   map: (item: T) => U,
   pageSize: number = DEFAULT_PAGE_SIZE,
 ): Promise<U[]> {
+  return listAllPagesInto(
+    resource,
+    fetchPage,
+    () => {
+      const items: U[] = [];
+      return { add: (item: T) => void items.push(map(item)), items };
+    },
+    pageSize,
+  ).then((sink) => sink.items);
+}
+
+/**
+ * listAllPages into a sink that takes each item as its page arrives; a listing that starts over (410)
+ * starts a fresh sink, so nothing of the abandoned listing is kept. Returns the sink of the listing that
+ * completed. `add` must not throw for an item it cannot use (that would read as a failed list call):
+ * the sink keeps such problems itself.
+ */
+export async function listAllPagesInto<T, S extends { add(item: T): void }>(
+  resource: string,
+  fetchPage: (page: { limit: number; _continue?: string }) => Promise<ListPage<T>>,
+  newSink: () => S,
+  pageSize: number = DEFAULT_PAGE_SIZE,
+): Promise<S> {
   for (let attempt = 0; ; attempt += 1) {
-    const items: U[] = [];
+    const sink = newSink();
     let token: string | undefined;
     try {
       for (let pages = 0; ; pages += 1) {
         if (pages > 100_000) throw new Error('the server kept sending continue tokens');
         const page = await fetchPage(token === undefined ? { limit: pageSize } : { limit: pageSize, _continue: token });
-        for (const item of page.items) items.push(map(item));
+        for (const item of page.items) sink.add(item);
         token = page.metadata?._continue;
-        if (token === undefined || token === '') return items;
+        if (token === undefined || token === '') return sink;
       }
     } catch (error) {
       if (token !== undefined && statusCodeOf(error) === 410 && attempt < 2) continue;

@@ -4,11 +4,11 @@
 // source.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { InputError } from '../../core/errors.ts';
-import { parseClusterObjects } from '../../core/input/cluster.ts';
+import { ClusterBuilder } from '../../core/input/cluster.ts';
 import { projectClusterObject } from '../../core/input/projection.ts';
 import type { Cluster } from '../../core/model/types.ts';
 import type { ClusterSource } from '../../core/ports/cluster.ts';
-import { DEFAULT_PAGE_SIZE, listAllPagesMapped, makeKubeApis, toPlainObject } from './kubeClient.ts';
+import { DEFAULT_PAGE_SIZE, listAllPagesInto, listAllPagesMapped, makeKubeApis, toPlainObject } from './kubeClient.ts';
 import type { KubeApis, ListPage } from './kubeClient.ts';
 
 /** One collection to read: how to list a page of it and what its items are. */
@@ -96,19 +96,43 @@ export const LISTED_RESOURCES: readonly string[] = COLLECTIONS.map((c) => c.reso
 export interface LiveClusterSourceOptions {
   /** Items per list page (`limit`). Default 500. */
   readonly pageSize?: number;
-  /** The object-to-model mapping; default `parseClusterObjects` (tests may substitute). */
+  /** The object-to-model mapping (tests may substitute); default: each page parsed as it arrives. */
   readonly parse?: (objects: readonly unknown[]) => Cluster;
+}
+
+/**
+ * One collection's objects, projected and parsed as they arrive. The first object the model refuses is
+ * kept, not thrown: thrown inside the pager it would read as a failed list call.
+ */
+class CollectionSink {
+  readonly builder = new ClusterBuilder();
+  refused: InputError | undefined;
+  private count = 0;
+
+  constructor(private readonly collection: Collection) {}
+
+  add(item: unknown): void {
+    const at = this.count++;
+    if (this.refused) return;
+    const c = this.collection;
+    try {
+      this.builder.add(projectClusterObject(toPlainObject(item, c.model, c.kind, c.apiVersion)), `${c.resource}[${at}]`);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      this.refused = error;
+    }
+  }
 }
 
 export class LiveClusterSource implements ClusterSource {
   private readonly apis: KubeApis;
   private readonly pageSize: number;
-  private readonly parse: (objects: readonly unknown[]) => Cluster;
+  private readonly parse: ((objects: readonly unknown[]) => Cluster) | undefined;
 
   constructor(kubeConfig: KubeConfig, options: LiveClusterSourceOptions = {}) {
     this.apis = makeKubeApis(kubeConfig);
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-    this.parse = options.parse ?? parseClusterObjects;
+    this.parse = options.parse;
   }
 
   /**
@@ -116,10 +140,19 @@ export class LiveClusterSource implements ClusterSource {
    * when a list fails, with an InputError (file `Kubernetes API`) when an object cannot be read.
    */
   async read(): Promise<Cluster> {
-    // Each page is projected as it arrives (core/input/projection.ts): only what the planner reads is kept.
-    const objects = await this.readObjects({ projected: true });
     try {
-      return this.parse(objects);
+      if (this.parse) return this.parse(await this.readObjects({ projected: true }));
+      // Each page is projected (core/input/projection.ts) and parsed into the model as it arrives, one
+      // builder per collection: only the model is kept, not the objects (issue 10).
+      const sinks = await Promise.all(
+        COLLECTIONS.map((c) =>
+          listAllPagesInto(c.resource, (page) => c.list(this.apis, page), () => new CollectionSink(c), this.pageSize),
+        ),
+      );
+      // The first object the model cannot read, in the order the collections are listed.
+      const refused = sinks.find((sink) => sink.refused)?.refused;
+      if (refused) throw refused;
+      return ClusterBuilder.merged(sinks.map((sink) => sink.builder)).finish();
     } catch (error) {
       // An object the API holds but the model cannot read: say where it came from.
       if (error instanceof InputError && error.file === undefined) throw error.inFile('Kubernetes API');
