@@ -12,9 +12,9 @@
 //
 // `pushParsing` adds a fast path for what kubectl prints (issue 10: scanning every byte of a 1 GB dump
 // in JavaScript cost as much as parsing it). A JSON string never holds a raw newline, so in an indented
-// List the line `<indent of the items>}` can only be a closing brace, and the last such line in a chunk
-// ends an item if the text is indented consistently. The text from the first item that starts in the
-// chunk to that line is then parsed at once, wrapped in brackets, and the parse itself confirms the cut:
+// List the line `<indent of the items>}` can only be a closing brace, and such a line ends an item if the
+// text is indented consistently. From an item's start, the text up to the last such line within the next
+// 64 KiB of the chunk is parsed at once, wrapped in brackets, and the parse itself confirms the cut:
 // a prefix of the items parses as an array only if it ends where an item ends. When it does not parse
 // (odd indentation, or an item that is not valid JSON), the items are scanned byte by byte as usual and
 // the fast path stays off for the rest of the input, so a bad item gets the same error as without it.
@@ -32,8 +32,8 @@ const COMMA = 0x2c;
 const STRUCTURAL = new Uint8Array(256);
 for (const c of [QUOTE, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET]) STRUCTURAL[c] = 1;
 
-/** Position of the first `byte` (or byte sequence) at or after `from`, or the chunk's length when there is none. */
-function indexOrEnd(chunk: Buffer, byte: number | Buffer, from: number): number {
+/** Position of the first `byte` at or after `from`, or the chunk's length when there is none. */
+function indexOrEnd(chunk: Buffer, byte: number, from: number): number {
   const at = chunk.indexOf(byte, from);
   return at < 0 ? chunk.length : at;
 }

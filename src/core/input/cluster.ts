@@ -235,8 +235,8 @@ function persistentVolumeZones(item: Item): readonly string[] | null {
   return zone ? [zone] : null;
 }
 
+/** The input's PersistentVolumeClaims and PersistentVolumes (`items`), and the nodes' zones, indexed. */
 function indexVolumes(items: readonly Item[], nodes: readonly Node[]): VolumeIndex {
-  // (items: the PersistentVolumeClaims and PersistentVolumes of the input)
   const claims = new Map<string, string>();
   const volumes = new Map<string, readonly string[] | null>();
   for (const item of items) {
