@@ -142,11 +142,14 @@ export interface PlanEfficiency {
  * carried out (core/disruption/laterWaves.ts). Nothing here is acted on: every pass decides again from
  * the cluster it reads.
  */
+/** Why a plan's projection ends: nothing more to carry out, the wave or work limit, or pods the model could not place. */
+export type ProjectionStop = 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
+
 export interface PlanProjection {
   /** Each later pass that would decide something: 2 is the one after this pass's plan is carried out. */
   readonly waves: readonly ProjectedWave[];
   /** Why the projection ends: `settled` (nothing more to do), or a limit (`PLAN_WAVES`). */
-  readonly stoppedBecause: 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
+  readonly stoppedBecause: ProjectionStop;
   /** Saved by the later waves, $/hour (moves the actuator carries out only). */
   readonly savingsPerHour: number;
   /** Where this pass and its later waves lead: the start cost minus what they carry out, $/hour (null: no cost known). */

@@ -10,7 +10,7 @@ import { buildAttempt } from '../../src/core/scheduling/attempt.ts';
 import { CallState } from '../../src/core/scheduling/callState.ts';
 import { buildCpuOrder, buildExistingNodes } from '../../src/core/scheduling/existingNodes.ts';
 import type { NewNode } from '../../src/core/scheduling/newNode.ts';
-import { Namespaces, PodIndex, type IndexedPod, type MatchSet } from '../../src/core/scheduling/podIndex.ts';
+import { Namespaces, PodIndex, type MatchSet } from '../../src/core/scheduling/podIndex.ts';
 import type { PreparedPod } from '../../src/core/scheduling/podConstraints.ts';
 import {
   antiGroupSource,
@@ -92,14 +92,18 @@ function scenario(seed: number) {
   const c = cluster({ nodes, pods });
   const existing = buildExistingNodes(c);
   const nodeIndexByName = new Map(existing.map((n) => [n.name, n.index] as const));
-  const counted: IndexedPod[] = [];
+  const counted: Pod[] = [];
+  const countedNodes: number[] = [];
   const boundNodeByUid = new Map<string, number>();
   for (const p of pods) {
     const nodeIndex = nodeIndexByName.get(p.nodeName!)!;
     boundNodeByUid.set(p.uid, nodeIndex);
-    if (existing[nodeIndex]!.alive) counted.push({ pod: p, nodeIndex });
+    if (existing[nodeIndex]!.alive) {
+      counted.push(p);
+      countedNodes.push(nodeIndex);
+    }
   }
-  const index = PodIndex.of(counted, existing.map((n) => n.labels));
+  const index = new PodIndex(counted, Int32Array.from(countedNodes), existing.map((n) => n.labels));
   const namespaces = new Namespaces([]);
   const groups = buildAntiGroups(index, namespaces);
 

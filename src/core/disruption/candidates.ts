@@ -76,11 +76,6 @@ export function podsByNode(cluster: Cluster): Map<string, Pod[]> {
   return byNode;
 }
 
-/**
- * PDBs selecting a pod. Pods of one workload share their labels, so matches are computed once per
- * (namespace, label set) and only against the PDBs of that namespace: at thousands of nodes this is
- * the difference between seconds and milliseconds.
- */
 // A pod's labels as one sorted string, worked out once per (immutable) labels object: the probe, the
 // pass and a plan's later waves all evaluate the same pods.
 const labelSetKeys = new WeakMap<Labels, string>();
@@ -97,6 +92,11 @@ function labelSetKey(labels: Labels): string {
   return key;
 }
 
+/**
+ * PDBs selecting a pod. Pods of one workload share their labels, so matches are computed once per
+ * (namespace, label set) and only against the PDBs of that namespace: at thousands of nodes this is
+ * the difference between seconds and milliseconds.
+ */
 function pdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonly PodDisruptionBudget[] {
   const byNamespace = new Map<string, PodDisruptionBudget[]>();
   for (const pdb of pdbs) {

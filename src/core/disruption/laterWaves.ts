@@ -13,7 +13,7 @@
 // real scheduler puts a pod when several nodes score the same, workload changing meanwhile, grace
 // periods and budget windows in between) is why each wave is decided again for real.
 import { InputError } from '../errors.ts';
-import type { Decision } from '../plan.ts';
+import type { Decision, ProjectionStop } from '../plan.ts';
 import type { Node, Pod } from '../model/types.ts';
 import { snapshotTiming } from './candidates.ts';
 import { runConsolidationPass, type PassInput, type PassOutcome } from './pass.ts';
@@ -33,7 +33,6 @@ export interface ProjectionLimits {
    */
   readonly work?: number;
 }
-
 
 /**
  * The default: 20 later waves, doing together at most about twice the work of the pass itself, so a
@@ -75,8 +74,7 @@ export interface LaterWave {
 
 export interface WaveProjection {
   readonly waves: readonly LaterWave[];
-  /** Why the projection ends: nothing more to carry out, the wave or work limit, or pods the model could not place. */
-  readonly stoppedBecause: 'settled' | 'wave limit' | 'work limit' | 'pods would stay Pending';
+  readonly stoppedBecause: ProjectionStop;
   /** Pods left Pending by the last carried-out wave (the projection stops there). */
   readonly pendingPods: number;
   /** The work the projection did, carrying out included (the unit of PassOutcome.work). */

@@ -46,10 +46,10 @@ export function selectsEverything(selector: LabelSelector | undefined): boolean 
   );
 }
 
-/** A canonical text for a selector, so equal selectors share cached counts. */
 // Selectors are immutable and the same ones are asked about in simulation after simulation (issue 10).
 const signatures = new WeakMap<LabelSelector, string>();
 
+/** A canonical text for a selector, so equal selectors share cached counts. */
 export function selectorSignature(selector: LabelSelector | undefined): string {
   if (selector === undefined) return '<none>';
   let signature = signatures.get(selector);

@@ -89,12 +89,6 @@ export class Namespaces {
   }
 }
 
-/** A pod that counts for topology: bound to a node that is not going away, neither finished nor terminating. */
-export interface IndexedPod {
-  readonly pod: Pod;
-  readonly nodeIndex: number;
-}
-
 /** The pods a (selector, namespaces) pair matches, counted per node. */
 export class MatchSet {
   private counts?: Map<number, number>;
@@ -174,14 +168,6 @@ export class PodIndex {
     for (let i = 0; i < pods.length; i++) this.byNode[nodeOf[i]!]!.push(i);
   }
 
-  /** An index of the given pods, each on its node. */
-  static of(counted: readonly IndexedPod[], nodeLabels: readonly Labels[]): PodIndex {
-    return new PodIndex(
-      counted.map((c) => c.pod),
-      Int32Array.from(counted, (c) => c.nodeIndex),
-      nodeLabels,
-    );
-  }
 
   private get byNamespace(): Map<string, number[]> {
     if (!this.byNamespaceLazy) {
