@@ -285,6 +285,13 @@ export interface NodePool {
   /** Provider-specific launch settings (EC2 launch template, subnets) for the actuator; opaque to the core. */
   readonly launch?: Readonly<Record<string, unknown>>;
   /**
+   * What a NodeClaim built from this pool carries besides labels, taints and requirements (the
+   * `karpenter` actuator builds its replacements from it, as Karpenter's provisioner builds them from
+   * the NodePool's template). Absent when the pool declares no `nodeClassRef`: such a pool cannot be
+   * acted on through Karpenter.
+   */
+  readonly nodeClaimTemplate?: NodeClaimTemplateSource;
+  /**
    * Whether Karpenter's own disruption controller, reading this pool's `spec.disruption`, would
    * consolidate its nodes (consolidateAfter not Never, and not every consolidation budget fixed at 0).
    * Undefined: as if true. See core/disruption/coexistence.ts.
@@ -321,3 +328,28 @@ export const Annotations = {
 
 /** The taint the product puts on nodes it is disrupting (Karpenter's). */
 export const DisruptedTaint: Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
+
+/** The parts of a NodePool's `spec.template` (and metadata) a NodeClaim copies, as written. */
+export interface NodeClaimTemplateSource {
+  /** NodePool metadata.uid (the NodeClaim's owner reference), when read from the cluster. */
+  readonly nodePoolUid?: string;
+  /** spec.template.metadata.annotations. */
+  readonly annotations: Labels;
+  /**
+   * `karpenter.sh/nodepool-hash` and `karpenter.sh/nodepool-hash-version` from the NodePool's own
+   * metadata (Karpenter's hash controller writes them): copied so drift detection works later.
+   */
+  readonly hashAnnotations: Labels;
+  readonly startupTaints: readonly Taint[];
+  /** spec.template.spec.nodeClassRef: `{ group, kind, name }`. */
+  readonly nodeClassRef: { readonly group: string; readonly kind: string; readonly name: string };
+  /** spec.template.spec.expireAfter as written (`720h`, `Never`); absent: Karpenter's default applies. */
+  readonly expireAfter?: string;
+  /** spec.template.spec.terminationGracePeriod as written; absent when unset. */
+  readonly terminationGracePeriod?: string;
+  /** spec.template.spec.requirements as written (minValues kept), in order. */
+  readonly requirements: readonly { readonly key: string; readonly operator: string; readonly values?: readonly string[]; readonly minValues?: number }[];
+}
+
+/** The taint the product puts on nodes it drains itself, in both actuators (Karpenter strips its own from nodes outside its queue). */
+export const DisruptingTaint: Taint = { key: 'eks-consolidator.io/disrupting', effect: 'NoSchedule' };

@@ -178,3 +178,95 @@ export class InstanceApiError extends Error {
     super(`${operation} ${instanceId} failed: ${problem}`, options);
   }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Karpenter's NodeClaims (the `karpenter` actuator)
+
+/**
+ * Which machinery carries a pool's commands out:
+ * - `karpenter`: replacements are Karpenter NodeClaims built from the NodePool, and old nodes leave by
+ *   deleting their NodeClaims once drained, so every node stays in Karpenter's lifecycle (interruption
+ *   handling, drift, expiry, repair);
+ * - `ec2`: replacements are EC2 Fleet launches from the pool's launch template, old instances are
+ *   terminated directly (standalone pools with no Karpenter).
+ */
+export type ActuatorKind = 'karpenter' | 'ec2';
+
+/** The annotation (value: the command id) on every NodeClaim a command created. */
+export const NODECLAIM_COMMAND_ANNOTATION = 'eks-consolidator.io/command';
+/** The annotation (value: the replacement's index in its command, "0", "1", ...) beside the command's. */
+export const NODECLAIM_INDEX_ANNOTATION = 'eks-consolidator.io/replacement-index';
+
+/** One condition of a NodeClaim's status, as Karpenter writes it. */
+export interface NodeClaimCondition {
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/** A NodeClaim as the actuator needs to see it. */
+export interface NodeClaimView {
+  readonly name: string;
+  readonly uid?: string;
+  /** `karpenter.sh/nodepool` label. */
+  readonly nodePool?: string;
+  /** Our command annotation, when one of our commands created it. */
+  readonly commandId?: string;
+  readonly replacementIndex?: number;
+  /** status.providerID (`aws:///<zone>/<instance-id>`) once launched. */
+  readonly providerId?: string;
+  /** The instance id at the end of providerID. */
+  readonly instanceId?: string;
+  /** status.nodeName once its Node registered. */
+  readonly nodeName?: string;
+  readonly launched?: NodeClaimCondition;
+  readonly registered?: NodeClaimCondition;
+  readonly initialized?: NodeClaimCondition;
+  /** metadata.deletionTimestamp is set: Karpenter is terminating it. */
+  readonly deleting: boolean;
+  readonly createdAt?: number;
+}
+
+/** What to create: everything the adapter needs to build the NodeClaim as Karpenter's provisioner would. */
+export interface NodeClaimRequest {
+  /** The command that creates it (annotation) and the replacement's index in the command. */
+  readonly commandId: string;
+  readonly index: number;
+  /** The NodePool the claim belongs to (its `nodeClaimTemplate` source is required). */
+  readonly nodePool: NodePool;
+  /** Instance types (cheapest first), capacity type and zones the requirements are narrowed to. */
+  readonly replacement: PlannedReplacement;
+  /** The summed requests of the pods it must hold (spec.resources.requests), model units (cpu millicores, memory bytes). */
+  readonly requests: Readonly<Record<string, number>>;
+}
+
+export interface NodeClaimApi {
+  /**
+   * Creates the NodeClaim for (commandId, index). Idempotent: its name is derived from both, so a second
+   * call (the first answer lost) gets the existing claim back with `reused: true`.
+   */
+  create(request: NodeClaimRequest): Promise<{ readonly claim: NodeClaimView; readonly reused: boolean }>;
+  /** The claim of that name, or undefined when it does not exist. */
+  get(name: string): Promise<NodeClaimView | undefined>;
+  /** The claim whose status.providerID ends with `/<instanceId>` (or whose status.nodeName is `nodeName`). */
+  findForNode(node: { readonly name: string; readonly instanceId?: string }): Promise<NodeClaimView | undefined>;
+  /** Deletes the claim (that uid only, when given); Karpenter's termination finalizer does the rest. */
+  delete(name: string, options?: { readonly uid?: string }): Promise<DeleteResult>;
+  /** Every NodeClaim carrying our command annotation. */
+  listOurs(): Promise<readonly NodeClaimView[]>;
+}
+
+/** A NodeClaim call failed (not "not found", which is an answer). */
+export class NodeClaimApiError extends Error {
+  override readonly name = 'NodeClaimApiError';
+  constructor(
+    /** e.g. `create nodeclaims.karpenter.sh`. */
+    readonly operation: string,
+    readonly problem: string,
+    /** HTTP status when the API answered. */
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`${operation} failed: ${problem}`, options);
+  }
+}
