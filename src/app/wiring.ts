@@ -25,16 +25,18 @@ import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters
 import { callKube, eksKubeConfig, listAllPages } from '../adapters/kubernetes/kubeClient.ts';
 import type { AwsCredentials } from '../adapters/kubernetes/eksToken.ts';
 import { KubeWriter } from '../adapters/kubernetes/kubeWriter.ts';
+import { KubeNodeClaims } from '../adapters/kubernetes/nodeClaims.ts';
 import { KubeNodeOperations } from '../adapters/kubernetes/nodeOperations.ts';
 import { LiveClusterSource } from '../adapters/kubernetes/liveClusterSource.ts';
 import { InputError } from '../core/errors.ts';
 import { parseNodePools } from '../core/input/nodePools.ts';
 import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import type { Catalog, NodePool } from '../core/model/types.ts';
-import type { InstanceLauncher, NodeOperations } from '../core/ports/actuator.ts';
+import type { InstanceLauncher, NodeClaimApi, NodeOperations } from '../core/ports/actuator.ts';
 import type { CatalogCache, CatalogLoad, CatalogOrigin } from '../core/ports/catalog.ts';
 import type { StateStore } from '../core/state/ports.ts';
 import { makeActor, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
+import type { ProveWorld } from './act/proveLive.ts';
 import type { Config } from './config.ts';
 import type { EventWriter } from './observability/events.ts';
 import { DISRUPTING_MESSAGE, disruptingNodesFields } from './observability/disruptionLog.ts';
@@ -79,6 +81,10 @@ export interface ActuatorParts {
   /** EC2 Fleet launches tagged `eks-consolidator/managed=true` and `kubernetes.io/cluster/<name>=owned`. */
   readonly instances: InstanceLauncher;
   readonly loadNodePools: () => Promise<readonly NodePool[]>;
+  /** The live cluster, the NodePools and the catalog, for the proof before a command's first eviction. */
+  readonly readWorld: () => Promise<ProveWorld>;
+  /** Karpenter's NodeClaims (the karpenter actuator); absent for a file cluster source. */
+  readonly nodeClaims?: NodeClaimApi;
   readonly clock: () => number;
 }
 
@@ -104,6 +110,8 @@ export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
         store: parts.store,
         nodes,
         instances: parts.instances,
+        ...(parts.nodeClaims === undefined ? {} : { nodeClaims: parts.nodeClaims }),
+        readWorld: parts.readWorld,
         now: parts.clock,
         remainingMs: context.remainingMs,
         onAction: recordActionInStore(parts.store),
@@ -236,13 +244,23 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
     // the IAM policy (serverless.yml ConsolidatorPolicy) before launching.
     clusterName: config.clusterName,
   });
+  // The proof before a first eviction reads what a pass reads: the cluster now, the pools, the catalog
+  // (the cache as it stands: acting never refreshes prices).
+  const proofCatalog = catalogSource(true);
+  const readWorld = async (): Promise<ProveWorld> => {
+    const [cluster, nodePools, catalog] = await Promise.all([readCluster(), loadNodePools(), proofCatalog.load(clock())]);
+    return { cluster, nodePools, catalog: catalog.catalog };
+  };
+  const nodeClaims = kubeConfig === undefined ? undefined : new KubeNodeClaims(kubeConfig);
   const actuator = (overrides.actuator ?? createActuator(overrides.act))({
     config,
     store,
     instances,
     loadNodePools,
+    readWorld,
     clock,
     ...(nodes === undefined ? {} : { nodes }),
+    ...(nodeClaims === undefined ? {} : { nodeClaims }),
   });
 
   return {

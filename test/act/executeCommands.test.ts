@@ -74,14 +74,15 @@ describe('a replace, across several invocations', () => {
     expect(launched).toHaveLength(1);
     const newInstance = launched[0]!.id;
     expect(launched[0]!.tags).toMatchObject({ 'eks-consolidator/managed': 'true', 'eks-consolidator/command': 'cmd-1', 'karpenter.sh/nodepool': 'default' });
-    expect(nodeSpec(w.api, OLD)).toMatchObject({ unschedulable: true, taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }] });
+    expect(nodeSpec(w.api, OLD)).toMatchObject({ unschedulable: true, taints: [{ key: 'eks-consolidator.io/disrupting', effect: 'NoSchedule' }] });
     expect(evictions(w.api)).toEqual([]);
     expect(w.ec2.terminateCalls).toEqual([]);
     expect(events(w.api, 'DisruptionLaunching').map((e) => e.node)).toEqual([OLD]);
     expect(w.actions).toHaveLength(1); // the taint started the stabilization window
     let [stored] = await w.commands();
-    expect(stored).toMatchObject({ step: 'launched', launchedInstanceId: newInstance });
-    expect(JSON.parse(stored!.detail!)).toMatchObject({ pool: 'default', instances: { [OLD]: oldInstance }, launchedAt: expect.any(Number) });
+    expect(stored).toMatchObject({ step: 'launched', launched: [{ index: 0, ref: newInstance, instanceId: newInstance }] });
+    expect(stored!.replacements).toMatchObject([{ nodePool: 'default', actuator: 'ec2', instanceTypes: ['m5.large', 'm5a.large'] }]);
+    expect(JSON.parse(stored!.detail!)).toMatchObject({ instances: { [OLD]: oldInstance }, retireVia: { [OLD]: 'ec2' }, launchedAt: expect.any(Number) });
 
     // Between invocations the replacement registers and becomes Ready.
     w.clock.nowMs += MINUTE;
@@ -105,7 +106,7 @@ describe('a replace, across several invocations', () => {
     expect(w.api.store.get('Node', NEW)).toBeDefined();
     expect(events(w.api, 'DisruptionTerminating').map((e) => e.node)).toEqual([OLD]);
     [stored] = await w.commands();
-    expect(stored).toMatchObject({ step: 'done', replacementNodeName: NEW });
+    expect(stored).toMatchObject({ step: 'done', launched: [{ index: 0, ref: newInstance, nodeName: NEW }] });
 
     // Nothing left to do.
     const third = await resumeCommands(w.deps(2 * MINUTE), FAST);
@@ -335,15 +336,55 @@ describe('starting commands', () => {
     expect(report.commands.map((c) => c.step)).toEqual(['done']);
   });
 
-  it('never acts on a dry-run-only repack, nor on a later decision that planned pods onto its replacements', async () => {
-    const w = await start([kubeNode(OLD), kubeNode(OLD2)]);
+  it('launches every replacement of an m-to-n repack, waits for all of them, then drains', async () => {
+    const w = await start([...busyNode(OLD), ...busyNode(OLD2, 'api')]);
     const one = replaceDecision([OLD]).replacements[0]!;
-    const repack = replaceDecision([OLD], { replacements: [one, one], move: 'm-to-n', dryRunOnly: 'launches 2 replacements; a command launches at most one' });
-    const dependent = { ...deleteDecision([OLD2], 'single-node'), podDestinations: { 'default/web-1': 'replacement-1.2' } };
-    const report = await executePlan(passResult([repack, dependent]), w.deps(2 * MINUTE), FAST);
+    const repack = replaceDecision([OLD, OLD2], { replacements: [one, one], move: 'm-to-n' });
+    const first = await executePlan(passResult([repack]), w.deps(2 * MINUTE), FAST);
+    expect(first.skipped).toEqual([]);
+    expect(first.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement', evicted: 0 });
+    const launched = w.ec2.launched();
+    expect(launched.map((i) => i.tags['eks-consolidator/command']).sort()).toEqual(['cmd-1', 'cmd-1#1']);
+
+    // Only one of the two registers: nothing is evicted yet.
+    w.registerNode(launched[0]!.id, NEW, true);
+    const second = await resumeCommands(w.deps(2 * MINUTE), FAST);
+    expect(second.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement', evicted: 0 });
+    expect(evictions(w.api)).toEqual([]);
+
+    w.registerNode(launched[1]!.id, 'ip-10-8-8-8.ec2.internal', true);
+    const third = await resumeCommands(w.deps(2 * MINUTE), FAST);
+    expect(third.commands[0]).toMatchObject({ step: 'done', evicted: 4 });
+    expect(third.commands[0]!.replacements?.map((r) => r.nodeName)).toEqual([NEW, 'ip-10-8-8-8.ec2.internal']);
+    expect(w.ec2.terminateCalls.sort()).toEqual([instanceIdOf(OLD), instanceIdOf(OLD2)].sort());
+  });
+
+  it('rolls back both replacements of a repack when one of them cannot be launched', async () => {
+    const w = await start([...busyNode(OLD), ...busyNode(OLD2, 'api')]);
+    const one = replaceDecision([OLD]).replacements[0]!;
+    const repack = replaceDecision([OLD, OLD2], { replacements: [one, { ...one, instanceTypes: ['m5.xlarge'] }], move: 'm-to-n' });
+    // The first fleet launches; the second finds no capacity.
+    w.ec2.onLaunch = () => {
+      w.ec2.fleetErrors = [{ ErrorCode: 'InsufficientInstanceCapacity', ErrorMessage: 'no m5.xlarge' }];
+    };
+    const report = await executePlan(passResult([repack]), w.deps(4 * MINUTE), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'rolledBack', evicted: 0 });
+    expect(report.commands[0]!.endedBecause).toMatch(/replacement 2 could not be launched/);
+    const launched = w.ec2.launched();
+    expect(launched).toHaveLength(1);
+    expect(w.ec2.terminateCalls).toEqual([launched[0]!.id]);
+    expect(evictions(w.api)).toEqual([]);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+  });
+
+  it('does not start a later decision that planned pods onto the replacement of a decision not started', async () => {
+    const w = await start([kubeNode(OLD), kubeNode(OLD2)]);
+    const gone = replaceDecision(['ip-10-3-3-3.ec2.internal']);
+    const dependent = { ...deleteDecision([OLD2], 'single-node'), podDestinations: { 'default/web-1': 'replacement-1' } };
+    const report = await executePlan(passResult([gone, dependent]), w.deps(2 * MINUTE), FAST);
     expect(report.skipped).toEqual([
-      { decision: 0, nodes: [OLD], why: 'planned only: launches 2 replacements; a command launches at most one' },
-      { decision: 1, nodes: [OLD2], why: 'it moves pods onto replacement-1.2, the replacement of a decision that was not started' },
+      { decision: 0, nodes: ['ip-10-3-3-3.ec2.internal'], why: 'node ip-10-3-3-3.ec2.internal no longer exists' },
+      { decision: 1, nodes: [OLD2], why: 'it moves pods onto replacement-1, the replacement of a decision that was not started' },
     ]);
     expect(report.commands).toEqual([]);
     expect(w.api.mutatingRequests()).toEqual([]);

@@ -20,6 +20,10 @@ import { DynamoStateStore } from '../../src/adapters/dynamodb/dynamoStateStore.t
 import { createStateTable } from '../../src/adapters/dynamodb/tableSchema.ts';
 import { kubeConfigFromEndpoint } from '../../src/adapters/kubernetes/kubeClient.ts';
 import { KubeNodeOperations } from '../../src/adapters/kubernetes/nodeOperations.ts';
+import { LiveClusterSource } from '../../src/adapters/kubernetes/liveClusterSource.ts';
+import { bundledCatalogPath } from '../../src/adapters/catalog/bundledPaths.ts';
+import { readCatalogFile } from '../../src/adapters/files/index.ts';
+import type { Catalog } from '../../src/core/model/types.ts';
 import type { ActDeps, ActOptions } from '../../src/app/act/executeCommands.ts';
 import type { PassResult } from '../../src/app/runPass.ts';
 import { defaultNodePool } from '../../src/core/input/nodePools.ts';
@@ -31,6 +35,13 @@ import { kubeNode, startFakeKubeApi, type FakeKubeApi } from '../support/fakeKub
 import { uniqueTableName, type LocalDynamo } from '../support/dynalite.ts';
 
 export const T0 = Date.parse('2026-11-21T12:00:00Z');
+
+let bundled: Promise<Catalog> | undefined;
+/** The bundled catalog, read once per test file. */
+export function catalog(): Promise<Catalog> {
+  bundled ??= readCatalogFile(bundledCatalogPath);
+  return bundled;
+}
 
 export const POOL: NodePool = {
   ...defaultNodePool(),
@@ -319,7 +330,14 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function startWorld(db: LocalDynamo, objects: readonly unknown[]): Promise<World> {
+/**
+ * An idle node every world has unless told otherwise: the pods a delete moves need somewhere to go, or
+ * the proof before the first eviction (rightly) rolls the command back.
+ */
+export const SPARE = 'ip-10-7-7-7.ec2.internal';
+
+export async function startWorld(db: LocalDynamo, given: readonly unknown[], options: { readonly spare?: boolean } = {}): Promise<World> {
+  const objects = options.spare === false ? given : [...given, kubeNode(SPARE, { cpu: '8', memory: '32Gi' })];
   const api = await startFakeKubeApi({ objects });
   const ec2 = new FakeEc2();
   for (const object of objects) {
@@ -334,6 +352,8 @@ export async function startWorld(db: LocalDynamo, objects: readonly unknown[]): 
     now: () => clock.nowMs,
   });
   const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName: 'test' });
+  const kubeConfig = kubeConfigFromEndpoint({ server: api.url, caData: api.caData, token: api.token });
+  const live = new LiveClusterSource(kubeConfig);
   const actions: number[] = [];
   const terminatedWithPods: { instanceId: string; pods: string[] }[] = [];
   ec2.onTerminate = (instanceId) => {
@@ -374,6 +394,7 @@ export async function startWorld(db: LocalDynamo, objects: readonly unknown[]): 
           actions.push(t);
         },
         loadNodePools: async () => [POOL],
+        readWorld: async () => ({ cluster: await live.read(), nodePools: [POOL], catalog: await catalog() }),
         newCommandId: () => `cmd-${++ids}`,
         ...overrides,
       };

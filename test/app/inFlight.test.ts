@@ -59,7 +59,7 @@ describe('the next pass, while a command drains slowly', () => {
     // Control: without the command, b is an empty node and is deleted.
     expect(decided(await planWith(c, []))).toContain('b');
     const replacement = { instanceTypes: ['m5.large'], capacityType: 'on-demand' as const, zones: ['us-east-1a'], pricePerHour: 0.096 };
-    const plan = await planWith(c, [command({ launchedInstanceId: 'i-b', replacementNodeName: 'b', replacement })]);
+    const plan = await planWith(c, [command({ launched: [{ index: 0, ref: 'i-b', instanceId: 'i-b', nodeName: 'b' }], replacements: [replacement] })]);
     expect(decided(plan)).toEqual([]);
     expect(reasons(plan, 'b')).toMatch(/already being disrupted by an unfinished command/);
     expect(reasons(plan, 'a')).toMatch(/already being disrupted by an unfinished command/);
@@ -98,7 +98,7 @@ describe('the next pass, while a command drains slowly', () => {
       pods: on('a', pod({ name: 'p1', requests: { cpu: 1500, memory: 1024 ** 3 } }), pod({ name: 'p2', requests: { cpu: 1500, memory: 1024 ** 3 } })),
     });
     const replacement = { instanceTypes: ['m5.xlarge'], capacityType: 'on-demand' as const, zones: ['us-east-1a'], pricePerHour: 0.192 };
-    const plan = await planWith(c, [command({ step: 'launched', launchedInstanceId: 'i-pending', replacement })]);
+    const plan = await planWith(c, [command({ step: 'launched', launched: [{ index: 0, ref: 'i-pending', instanceId: 'i-pending' }], replacements: [replacement] })]);
     expect(decided(plan)).toEqual(['h']);
     expect(plan.nodes.map((n) => n.name).sort()).toEqual(['a', 'h']);
   });
@@ -112,7 +112,7 @@ describe('planAroundInFlight', () => {
     });
     const view = planAroundInFlight({
       cluster: c,
-      commands: [command({ launchedInstanceId: 'i-b', replacement: { instanceTypes: ['m5.large'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.096 } })],
+      commands: [command({ launched: [{ index: 0, ref: 'i-b', instanceId: 'i-b' }], replacements: [{ instanceTypes: ['m5.large'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.096 }] })],
       nodePools: [nodePool()],
       catalog: m5Catalog(),
       nowMs: T0,

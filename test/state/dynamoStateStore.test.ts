@@ -35,7 +35,7 @@ const command = (overrides: Partial<DisruptionCommand> = {}): DisruptionCommand 
   nodes: ['a', 'b'],
   method: 'multi-node',
   reason: 'Underutilized',
-  replacement: { instanceTypes: ['m5.xlarge'], capacityType: 'spot', zones: ['us-east-1a', 'us-east-1b'], pricePerHour: 0.07 },
+  replacements: [{ instanceTypes: ['m5.xlarge'], capacityType: 'spot', zones: ['us-east-1a', 'us-east-1b'], pricePerHour: 0.07 }],
   step: 'tainted',
   updatedAt: T0,
   version: 0,
@@ -211,7 +211,7 @@ describe('DynamoStateStore', () => {
     const created = await store.putCommand(command());
     expect(created.version).toBe(1);
     await expect(store.putCommand(command())).rejects.toBeInstanceOf(StateConflictError);
-    const launched = await store.putCommand({ ...created, step: 'launched', launchedInstanceId: 'i-0abc', updatedAt: T0 + 10 }, 1);
+    const launched = await store.putCommand({ ...created, step: 'launched', launched: [{ index: 0, ref: 'i-0abc', instanceId: 'i-0abc' }], updatedAt: T0 + 10 }, 1);
     expect(launched.version).toBe(2);
     const stale = await storeFor({}, db.newClient()).putCommand({ ...created, step: 'rolledBack' }, 1).catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(StateConflictError);

@@ -47,7 +47,7 @@ const command = (overrides: Partial<DisruptionCommand> = {}): DisruptionCommand 
   nodes: ['a'],
   method: 'single-node',
   reason: 'Underutilized',
-  replacement: { instanceTypes: ['m5.large', 'm5.xlarge'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.096 },
+  replacements: [{ instanceTypes: ['m5.large', 'm5.xlarge'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.096 }],
   step: 'tainted',
   updatedAt: T0,
   version: 0,
@@ -198,7 +198,7 @@ describe('FileStateStore', () => {
     const created = await store.putCommand(command());
     expect(created.version).toBe(1);
     await expect(store.putCommand(command())).rejects.toBeInstanceOf(StateConflictError);
-    const launched = await store.putCommand({ ...created, step: 'launched', launchedInstanceId: 'i-123', updatedAt: T0 + 1 }, created.version);
+    const launched = await store.putCommand({ ...created, step: 'launched', launched: [{ index: 0, ref: 'i-123', instanceId: 'i-123' }], updatedAt: T0 + 1 }, created.version);
     expect(launched.version).toBe(2);
     await expect(store.putCommand({ ...created, step: 'rolledBack' }, created.version)).rejects.toThrow(/command cmd-1/);
     await store.putCommand(command({ id: 'cmd-0', createdAt: T0 - 1 }));

@@ -9,6 +9,7 @@ import {
   type CommandStep,
   type DisruptionCommand,
   type DisruptionMethod,
+  type LaunchedReplacement,
   type NodeState,
   type ReplacementSpec,
 } from '../../core/state/types.ts';
@@ -130,6 +131,13 @@ export class RecordReader {
     if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) return this.fail(this.field(key), 'not a list of strings');
     return v as string[];
   }
+
+  /** A list of anything (its items are read one by one by the caller). */
+  list(key: string): unknown[] {
+    const v = this.raw[key];
+    if (!Array.isArray(v)) return this.fail(this.field(key), 'not a list');
+    return v;
+  }
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -197,17 +205,21 @@ export function readCommand(r: RecordReader, fail: Fail, times: TimeCodec): Disr
   if (!METHODS.has(method)) fail(r.field('method'), `not one of ${[...METHODS].join(', ')}`);
   const step = r.string('step');
   if (!STEPS.has(step)) fail(r.field('step'), `not one of ${[...STEPS].join(', ')}`);
-  let replacement: ReplacementSpec | undefined;
-  if (r.has('replacement')) {
-    const rr = RecordReader.of(r.member('replacement'), r.field('replacement'), fail, times);
-    const capacityType = rr.string('capacityType');
-    if (capacityType !== 'on-demand' && capacityType !== 'spot') fail(rr.field('capacityType'), 'not on-demand or spot');
-    replacement = {
-      instanceTypes: rr.strings('instanceTypes'),
-      capacityType,
-      zones: rr.strings('zones'),
-      pricePerHour: rr.number('pricePerHour'),
-    };
+  // Records of older builds hold one `replacement`, `launchedInstanceId` and `replacementNodeName`.
+  const replacements = r.has('replacements')
+    ? r.list('replacements').map((item, i) => readReplacement(RecordReader.of(item, `${r.field('replacements')}[${i}]`, fail, times), fail))
+    : r.has('replacement')
+      ? [readReplacement(RecordReader.of(r.member('replacement'), r.field('replacement'), fail, times), fail)]
+      : undefined;
+  let launched: LaunchedReplacement[] | undefined;
+  if (r.has('launched')) {
+    launched = r.list('launched').map((item, i) => {
+      const lr = RecordReader.of(item, `${r.field('launched')}[${i}]`, fail, times);
+      return compact({ index: lr.count('index'), ref: lr.string('ref'), instanceId: lr.string('instanceId', true), nodeName: lr.string('nodeName', true) });
+    });
+  } else if (r.has('launchedInstanceId')) {
+    const instanceId = r.string('launchedInstanceId');
+    launched = [compact({ index: 0, ref: instanceId, instanceId, nodeName: r.string('replacementNodeName', true) })];
   }
   return compact({
     id: r.string('id'),
@@ -215,13 +227,28 @@ export function readCommand(r: RecordReader, fail: Fail, times: TimeCodec): Disr
     nodes: r.strings('nodes'),
     method: method as DisruptionMethod,
     reason: r.string('reason'),
-    replacement,
+    replacements,
     step: step as CommandStep,
-    launchedInstanceId: r.string('launchedInstanceId', true),
-    replacementNodeName: r.string('replacementNodeName', true),
+    launched,
     updatedAt: r.time('updatedAt'),
     version: r.count('version'),
     detail: r.string('detail', true),
+  });
+}
+
+function readReplacement(rr: RecordReader, fail: Fail): ReplacementSpec {
+  const capacityType = rr.string('capacityType');
+  if (capacityType !== 'on-demand' && capacityType !== 'spot') fail(rr.field('capacityType'), 'not on-demand or spot');
+  const actuator = rr.string('actuator', true);
+  if (actuator !== undefined && actuator !== 'ec2' && actuator !== 'karpenter') fail(rr.field('actuator'), 'not ec2 or karpenter');
+  return compact({
+    instanceTypes: rr.strings('instanceTypes'),
+    capacityType,
+    zones: rr.strings('zones'),
+    pricePerHour: rr.number('pricePerHour'),
+    nodePool: rr.string('nodePool', true),
+    actuator,
+    worstPricePerHour: rr.number('worstPricePerHour', true),
   });
 }
 
@@ -232,17 +259,19 @@ export function writeCommand(cmd: DisruptionCommand, times: TimeCodec): Record<s
     nodes: [...cmd.nodes],
     method: cmd.method,
     reason: cmd.reason,
-    replacement: cmd.replacement
-      ? {
-          instanceTypes: [...cmd.replacement.instanceTypes],
-          capacityType: cmd.replacement.capacityType,
-          zones: [...cmd.replacement.zones],
-          pricePerHour: cmd.replacement.pricePerHour,
-        }
-      : undefined,
+    replacements: cmd.replacements?.map((r) =>
+      compact({
+        instanceTypes: [...r.instanceTypes],
+        capacityType: r.capacityType,
+        zones: [...r.zones],
+        pricePerHour: r.pricePerHour,
+        nodePool: r.nodePool,
+        actuator: r.actuator,
+        worstPricePerHour: r.worstPricePerHour,
+      }),
+    ),
     step: cmd.step,
-    launchedInstanceId: cmd.launchedInstanceId,
-    replacementNodeName: cmd.replacementNodeName,
+    launched: cmd.launched?.map((l) => compact({ index: l.index, ref: l.ref, instanceId: l.instanceId, nodeName: l.nodeName })),
     updatedAt: times.write(cmd.updatedAt),
     version: cmd.version,
     detail: cmd.detail,

@@ -12,10 +12,23 @@
 import { createHash } from 'node:crypto';
 
 export interface CommandDetail {
-  /** The replacement's NodePool (a resumed command must find the pool's launch settings). */
+  /** Older records only: the replacement's NodePool (now in each replacement's spec). */
   pool?: string;
-  /** The replacement's worst-case price, $/hour, as the plan checked savings against it. */
+  /** Older records only: the replacement's worst-case price, $/hour (now in each replacement's spec). */
   worstPricePerHour?: number;
+  /**
+   * The taint this command puts on the nodes it drains. Absent in records of older builds, which used
+   * Karpenter's `karpenter.sh/disrupted`.
+   */
+  taintKey?: string;
+  /** Old node -> how it is retired (`ec2`: terminate the instance; `karpenter`: delete its NodeClaim). */
+  retireVia?: Record<string, 'ec2' | 'karpenter'>;
+  /** Old node -> the name of its NodeClaim (karpenter), found when the command started. */
+  claims?: Record<string, string>;
+  /** Replacement index -> the summed requests of the pods planned onto it (a NodeClaim asks for them). */
+  requests?: Record<string, Record<string, number>>;
+  /** The pods of the old nodes were placed on the live cluster before the first eviction. */
+  proven?: boolean;
   /** Old node -> EC2 instance id, read from providerID when the command was decided. */
   instances?: Record<string, string>;
   /**

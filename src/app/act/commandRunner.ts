@@ -1,49 +1,50 @@
-// One disruption command as a resumable state machine.
+// One disruption command as a resumable state machine, the same for both actuators (capacity/).
 //
 //   tainted ──(replace)──> launched ──> replacementReady ──> evicting ──> terminated ──> done
 //      │                       │                │               ^  │
 //      └──────(delete)─────────┼────────────────┼───────────────┘  └─(no progress for drainTimeout,
-//                              │                │                     or the replacement vanished)──> abandoned
-//                              └──(not Ready in time / launch failed)──> rollingBack ──> rolledBack
+//                              │                │                     or a replacement vanished)──> abandoned
+//                              └──(a replacement failed or was not ready in time,
+//                                  or the pods have no place on the live cluster)──> rollingBack ──> rolledBack
+//
+// A command may launch several replacements (an m-to-n repack): `launched` means every one of them was
+// asked for, `replacementReady` that every one is initialized. The first eviction waits for all of
+// them and for the proof (core/disruption/proveCommand.ts) that the old nodes' pods have a place on
+// the cluster as it is now; if any replacement fails before that, all are rolled back.
 //
 // A stored step means: every earlier step is complete, and this one has been started (the command is
 // stored at `tainted` before the first taint). Every step is idempotent — taints that are present,
-// instances already launched for the command (found by tag), pods already gone, instances already
-// terminating — so a resumed command simply does its stored step again and goes on. The command is
-// written with `putCommand(cmd, version)` right after each step; a crash between doing and recording
-// only means the step is done twice.
+// replacements already launched for the command (found by tag or name), pods already gone, nodes
+// already retiring — so a resumed command simply does its stored step again and goes on. The command
+// is written with `putCommand(cmd, version)` right after each step, and right after each launch; a
+// crash between doing and recording only means the step is done twice.
 //
 // Rules that are never bent:
 // - A command acts only on the machines it decided about. The old nodes' uids and instance ids are
 //   recorded when the command starts (from the plan's snapshot, checked against the live node); before
 //   every step each old node is looked up again, and a node deleted or registered again under the same
 //   name by another machine is left alone for good. Taints and deletes carry the uid as a precondition.
-// - An instance is terminated only after a fresh listing shows no pod that counts (drain.ts) on its
-//   node: the old nodes', and the replacement's when a rollback removes it (its pods are evicted
-//   through the Eviction API like any drain). Pods refused by a PodDisruptionBudget stay, and so does
-//   the node, until the drain timeout gives the old nodes back.
+// - No pod is evicted before every replacement is initialized and the pods are proven to fit.
+// - A node is retired only after a fresh listing shows no pod that counts (drain.ts) on it: the old
+//   nodes', and a replacement's when a rollback removes it (its pods are evicted through the Eviction
+//   API like any drain). Pods refused by a PodDisruptionBudget stay, and so does the node, until the
+//   drain timeout gives the old nodes back.
 // - Every step first checks the Lambda's remaining time and that the pass still holds its lease.
 //
-// `tick` goes as far as it can without waiting and returns `waiting` when only time can help (the
-// replacement is not Ready yet, pods are still leaving); the caller sleeps and ticks again, or leaves
+// `tick` goes as far as it can without waiting and returns `waiting` when only time can help (a
+// replacement is not ready yet, pods are still leaving); the caller sleeps and ticks again, or leaves
 // the command to the next pass.
-import { createHash } from 'node:crypto';
-import { DisruptedTaint, type Node, type NodePool, type Pod } from '../../core/model/types.ts';
-import type { Decision, PlannedReplacement } from '../../core/plan.ts';
-import { LaunchError, type NodeEvent } from '../../core/ports/actuator.ts';
+import { DisruptedTaint, DisruptingTaint, type Node, type NodePool, type Pod, type Taint } from '../../core/model/types.ts';
+import type { PlannedReplacement } from '../../core/plan.ts';
+import { LaunchError, type ActuatorKind, type NodeEvent } from '../../core/ports/actuator.ts';
 import { StateConflictError } from '../../core/state/errors.ts';
-import { FINAL_COMMAND_STEPS, type CommandStep, type DisruptionCommand } from '../../core/state/types.ts';
-import {
-  addError,
-  eventKey,
-  eventSent,
-  formatDetail,
-  listPods,
-  parseDetail,
-  rememberEvent,
-  type CommandDetail,
-} from './commandDetail.ts';
+import { FINAL_COMMAND_STEPS, type CommandStep, type DisruptionCommand, type LaunchedReplacement } from '../../core/state/types.ts';
+import type { Capacity, OldNode, ReplacementStatus } from './capacity/types.ts';
+import { initialized } from './capacity/initialized.ts';
+import { addError, eventKey, eventSent, formatDetail, listPods, parseDetail, rememberEvent, type CommandDetail } from './commandDetail.ts';
 import { podDisposition, podKey, podsThatCount } from './drain.ts';
+import type { ProveWorld } from './proveLive.ts';
+import { proveLive } from './proveLive.ts';
 import type { ActDeps, CommandReport, ResolvedActOptions, StopReason } from './types.ts';
 
 export type TickOutcome = 'finished' | 'waiting' | 'stopped';
@@ -54,18 +55,15 @@ export interface RunContext {
   readonly options: ResolvedActOptions;
   /** The NodePool by name (the pass's pools, or loaded once). May throw when the pools cannot be read. */
   pool(name: string): Promise<NodePool | undefined>;
+  /** The capacity side of an actuator; throws when this deployment cannot act through it. */
+  capacity(kind: ActuatorKind): Capacity;
+  /** The live cluster, the pools and the catalog, for the proof before the first eviction. */
+  world(): Promise<ProveWorld>;
   /** Something was disrupted now (stabilization window). */
   noteAction(nowMs: number): Promise<void>;
   /** True while the pass still holds its lease (renewed when due). */
   leaseHeld(): Promise<boolean>;
 }
-
-/** Taints a node carries until it can take pods: a replacement with one of these is not ready yet. */
-const NOT_INITIALIZED_TAINTS: ReadonlySet<string> = new Set([
-  'node.kubernetes.io/not-ready',
-  'node.kubernetes.io/unreachable',
-  'node.cloudprovider.kubernetes.io/uninitialized',
-]);
 
 /** Thrown inside a step to end the tick; `failed` turns it into the outcome. */
 class Stop extends Error {
@@ -109,7 +107,12 @@ export class CommandRunner {
   }
 
   private get isReplace(): boolean {
-    return this.cmd.replacement !== undefined;
+    return (this.cmd.replacements?.length ?? 0) > 0;
+  }
+
+  /** Our taint; commands of older builds used Karpenter's. */
+  private get taint(): Taint {
+    return this.detail.taintKey === undefined ? DisruptedTaint : DisruptingTaint;
   }
 
   private now(): number {
@@ -123,6 +126,8 @@ export class CommandRunner {
 
   report(): CommandReport {
     const c = this.cmd;
+    const launched = c.launched ?? [];
+    const first = launched.find((l) => l.index === 0);
     return {
       id: c.id,
       nodes: c.nodes,
@@ -133,8 +138,9 @@ export class CommandRunner {
       evicted: this.evicted,
       blocked: this.blocked,
       remainingPods: this.remainingPods,
-      ...(c.launchedInstanceId === undefined ? {} : { launchedInstanceId: c.launchedInstanceId }),
-      ...(c.replacementNodeName === undefined ? {} : { replacementNodeName: c.replacementNodeName }),
+      ...(first?.instanceId === undefined ? {} : { launchedInstanceId: first.instanceId }),
+      ...(first?.nodeName === undefined ? {} : { replacementNodeName: first.nodeName }),
+      ...(launched.length === 0 ? {} : { replacements: launched.map((l) => ({ ...l })) }),
       terminatedInstances: [...this.terminatedInstances],
       ...(this.waitingFor === undefined || FINAL_COMMAND_STEPS.has(c.step) ? {} : { waitingFor: this.waitingFor }),
       ...(this.stoppedBecause === undefined ? {} : { stoppedBecause: this.stoppedBecause }),
@@ -157,28 +163,33 @@ export class CommandRunner {
               break;
             }
             if (this.isReplace) {
-              if ((await this.launch()) === 'later') return this.stopped('error');
+              if ((await this.launchAll()) === 'later') return this.stopped('error');
               break;
             }
+            if (!(await this.proveOrRollBack())) break;
             if (!(await this.drainAndTerminate())) return this.waiting('pods');
             break;
           case 'launched':
-            if (!(await this.awaitReplacement())) return this.waiting('replacement');
+            if (!(await this.awaitReplacements())) return this.waiting('replacement');
             break;
           case 'replacementReady':
           case 'evicting': {
             if (this.isReplace) {
-              const replacement = await this.replacementState();
-              if (replacement === 'gone') {
-                await this.abandon(`the replacement ${this.cmd.launchedInstanceId ?? ''} disappeared before the old nodes were drained`);
+              const state = await this.replacementsState();
+              if (state.kind === 'failed') {
+                // Before the first eviction nothing has moved: undo all of it. After, the replacements
+                // that stand hold pods: keep them and give the old nodes back.
+                if (this.cmd.step === 'replacementReady' && !this.detail.evicted) await this.startRollback(state.why);
+                else await this.abandon(`${state.why} before the old nodes were drained`);
                 break;
               }
-              if (replacement === 'notReady') {
+              if (state.kind === 'notReady') {
                 // No eviction while the pods would have nowhere to go; a long outage ends the drain.
-                if (await this.drainStuck('the replacement is not Ready')) break;
+                if (await this.drainStuck('a replacement is not Ready')) break;
                 return this.waiting('replacement');
               }
             }
+            if (!(await this.proveOrRollBack())) break;
             if (!(await this.drainAndTerminate())) return this.waiting('pods');
             break;
           }
@@ -199,13 +210,13 @@ export class CommandRunner {
 
   // --- steps ------------------------------------------------------------------------------------
 
-  /** Taint `karpenter.sh/disrupted:NoSchedule`, cordon and mark every old node that is still the one decided about. */
+  /** Taint, cordon and mark every old node that is still the one decided about. */
   private async taintAll(): Promise<void> {
     let wrote = false;
     for (const node of this.liveNodes()) {
       await this.ensureTime();
       if ((await this.identify(node)) === undefined) continue;
-      const result = await this.ctx.deps.nodes.taintAndCordon(node, DisruptedTaint, { ...this.uidOf(node), commandId: this.cmd.id });
+      const result = await this.ctx.deps.nodes.taintAndCordon(node, this.taint, { ...this.uidOf(node), commandId: this.cmd.id });
       if (result === 'gone') this.markGone(node, 'it disappeared before it could be tainted');
       if (result === 'tainted') wrote = true;
     }
@@ -214,42 +225,65 @@ export class CommandRunner {
 
   /** Every old node vanished (or was reused by another machine) before anything was launched or evicted. */
   private async noOldNodeLeft(): Promise<void> {
+    if (this.isReplace && (this.cmd.launched?.length ?? 0) > 0) {
+      await this.startRollback('every old node was already gone');
+      return;
+    }
     this.detail.note = 'every old node was already gone; nothing to do';
     await this.record({ step: 'done' });
   }
 
-  /** Launch the replacement and record its instance; a launch that cannot succeed rolls back. */
-  private async launch(): Promise<'launched' | 'rollingBack' | 'later'> {
-    const poolName = this.detail.pool;
+  /** Asks for every replacement not asked for yet, recording each one at once; a launch that cannot succeed rolls back. */
+  private async launchAll(): Promise<'launched' | 'rollingBack' | 'later'> {
+    const specs = this.cmd.replacements ?? [];
+    for (const [index] of specs.entries()) {
+      if (this.launchedAt(index) !== undefined) continue;
+      const outcome = await this.launchOne(index);
+      if (outcome !== 'launched') return outcome;
+    }
+    this.detail.launchedAt ??= this.now();
+    await this.record({ step: 'launched' });
+    return 'launched';
+  }
+
+  private async launchOne(index: number): Promise<'launched' | 'rollingBack' | 'later'> {
+    const replacement = this.plannedReplacement(index);
     let pool: NodePool | undefined;
     try {
-      pool = poolName === undefined ? undefined : await this.ctx.pool(poolName);
+      pool = await this.ctx.pool(replacement.nodePool);
     } catch (error) {
       return this.launchFailed(`the NodePools could not be read: ${message(error)}`);
     }
-    if (pool === undefined) return this.launchFailed(`NodePool "${poolName ?? '?'}" of the replacement is not known`);
-    const replacement = this.plannedReplacement(poolName!);
+    if (pool === undefined) return this.launchFailed(`NodePool "${replacement.nodePool}" of the replacement is not known`);
+    const capacity = this.ctx.capacity(this.replacementActuator(index));
+    const count = this.cmd.replacements!.length;
     for (const node of this.liveNodes()) {
       await this.emit(
         node,
         'DisruptionLaunching',
-        `Launching a ${replacement.capacityType} replacement (${describeTypes(replacement.instanceTypes)}) before disrupting this node: ${this.cmd.reason} (command ${this.cmd.id})`,
+        `Launching ${count > 1 ? `replacement ${index + 1} of ${count}, ` : 'a '}${replacement.capacityType} (${describeTypes(replacement.instanceTypes)}) through ${capacity.kind === 'karpenter' ? 'a Karpenter NodeClaim' : 'EC2'} before disrupting this node: ${this.cmd.reason} (command ${this.cmd.id})`,
       );
     }
     await this.ensureTime();
     let launched;
     try {
-      launched = await this.ctx.deps.instances.launch({ commandId: this.cmd.id, nodePool: pool, replacement });
+      launched = await capacity.launch({
+        commandId: this.cmd.id,
+        index,
+        nodePool: pool,
+        replacement,
+        requests: this.detail.requests?.[String(index)] ?? {},
+      });
     } catch (error) {
       if (error instanceof LaunchError && !error.retryable) {
-        await this.startRollback(`the replacement could not be launched: ${error.problem}`);
+        await this.startRollback(`replacement ${index + 1} could not be launched: ${error.problem}`);
         return 'rollingBack';
       }
       return this.launchFailed(message(error));
     }
     this.detail.launchedAt ??= this.now();
-    this.detail.note = `${launched.reused ? 'found already launched' : 'launched'} ${launched.instanceId}${launched.instanceType ? ` (${launched.instanceType}${launched.zone ? ` in ${launched.zone}` : ''})` : ''}`;
-    await this.record({ step: 'launched', launchedInstanceId: launched.instanceId });
+    this.detail.note = `${launched.reused ? 'found already launched' : 'launched'} ${launched.description}`;
+    await this.recordLaunched({ index, ref: launched.ref, ...(launched.instanceId === undefined ? {} : { instanceId: launched.instanceId }) });
     return 'launched';
   }
 
@@ -264,94 +298,134 @@ export class CommandRunner {
     return 'later';
   }
 
-  /** True when the replacement is Ready (recorded) or a rollback started; false: keep waiting. */
-  private async awaitReplacement(): Promise<boolean> {
-    const instanceId = this.cmd.launchedInstanceId;
-    if (instanceId === undefined) return (await this.launch()) !== 'later';
-    const lookup = await this.ctx.deps.nodes.findNodeByInstanceId(instanceId);
-    if (lookup.exists && lookup.ready && initialized(lookup.node)) {
-      this.detail.note = `replacement ${lookup.node.name} (${instanceId}) is Ready`;
-      await this.record({ step: 'replacementReady', replacementNodeName: lookup.node.name });
-      return true;
-    }
-    if (!lookup.exists) {
-      const state = await this.ctx.deps.instances.describe(instanceId);
-      if (state === 'shutting-down' || state === 'terminated' || state === 'stopping' || state === 'stopped' || state === 'notFound') {
-        await this.startRollback(`the replacement instance ${instanceId} is ${state === 'notFound' ? 'unknown to EC2' : state}`);
+  /** True when every replacement is initialized (recorded) or a rollback started; false: keep waiting. */
+  private async awaitReplacements(): Promise<boolean> {
+    const specs = this.cmd.replacements ?? [];
+    if (specs.some((_, i) => this.launchedAt(i) === undefined)) return (await this.launchAll()) !== 'later';
+    const ready: LaunchedReplacement[] = [];
+    for (const launched of this.sortedLaunched()) {
+      const status = await this.statusOf(launched);
+      if (status.state === 'failed') {
+        await this.startRollback(`replacement ${launched.index + 1} failed: ${status.why}`);
         return true;
       }
+      if (status.state === 'initialized') ready.push({ ...launched, nodeName: status.node.name, ...(status.instanceId === undefined ? {} : { instanceId: status.instanceId }) });
+      else if (status.instanceId !== undefined && launched.instanceId === undefined) await this.recordLaunched({ ...launched, instanceId: status.instanceId });
+    }
+    if (ready.length === specs.length) {
+      this.detail.note = `replacement${ready.length > 1 ? 's' : ''} ${ready.map((l) => `${l.nodeName} (${l.ref})`).join(', ')} ready`;
+      await this.record({ step: 'replacementReady', launched: ready });
+      return true;
     }
     const launchedAt = this.detail.launchedAt ?? this.cmd.updatedAt;
     if (this.now() - launchedAt >= this.ctx.options.replacementReadyTimeoutMs) {
-      await this.startRollback(`the replacement ${instanceId} did not become Ready within ${minutes(this.ctx.options.replacementReadyTimeoutMs)}`);
+      const late = this.sortedLaunched().filter((l) => !ready.some((r) => r.index === l.index));
+      await this.startRollback(`replacement${late.length > 1 ? 's' : ''} ${late.map((l) => l.ref).join(', ')} did not become Ready within ${minutes(this.ctx.options.replacementReadyTimeoutMs)}`);
       return true;
     }
     return false;
   }
 
-  /** Where a replace's replacement stands while the old nodes drain. */
-  private async replacementState(): Promise<'ready' | 'notReady' | 'gone'> {
-    const instanceId = this.cmd.launchedInstanceId;
-    if (instanceId === undefined) return 'gone';
-    const { nodes } = this.ctx.deps;
-    // By name first (one GET); the name is only a hint: the instance id decides.
-    let lookup = this.cmd.replacementNodeName === undefined ? undefined : await nodes.getNode(this.cmd.replacementNodeName);
-    if (lookup === undefined || !lookup.exists || lookup.node.instanceId !== instanceId) lookup = await nodes.findNodeByInstanceId(instanceId);
-    if (!lookup.exists || lookup.node.deleting) return 'gone';
-    return lookup.ready && initialized(lookup.node) ? 'ready' : 'notReady';
-  }
-
-  /** Records the rollback's reason and instance, then `rollBack` carries it out (now or in later ticks). */
-  private async startRollback(why: string): Promise<void> {
-    const instanceId = this.cmd.launchedInstanceId ?? (await this.ctx.deps.instances.findByCommand(this.cmd.id))?.instanceId;
-    this.detail.rollbackWhy = why;
-    this.detail.progressAt = this.now();
-    this.detail.note = `rolling back: ${why}`;
-    await this.record({ step: 'rollingBack', ...(instanceId === undefined ? {} : { launchedInstanceId: instanceId }) });
+  /** Where a replace's replacements stand while the old nodes drain. */
+  private async replacementsState(): Promise<{ kind: 'ready' } | { kind: 'notReady' } | { kind: 'failed'; why: string }> {
+    let notReady = false;
+    for (const launched of this.sortedLaunched()) {
+      const status = await this.statusOf(launched);
+      if (status.state === 'failed') return { kind: 'failed', why: `replacement ${launched.nodeName ?? launched.ref} disappeared (${status.why})` };
+      if (status.state !== 'initialized') notReady = true;
+    }
+    if ((this.cmd.launched?.length ?? 0) < (this.cmd.replacements?.length ?? 0)) return { kind: 'failed', why: 'a replacement was never recorded' };
+    return notReady ? { kind: 'notReady' } : { kind: 'ready' };
   }
 
   /**
-   * Undo a replace that cannot complete: give the old nodes back first (pods leaving the replacement need
-   * somewhere to go), then drain the replacement through the Eviction API and only then terminate it.
-   * True when the rollback is complete (or given up); false: pods are still leaving the replacement.
+   * Before the first eviction: the old nodes' pods must have a place on the live cluster (the
+   * registered replacements as they really are). True when proven (now or before); false when the
+   * command is rolled back instead.
+   */
+  private async proveOrRollBack(): Promise<boolean> {
+    if (this.detail.proven) return true;
+    await this.ensureTime();
+    const proof = await proveLive(await this.ctx.world(), this.liveNodes());
+    if (!proof.ok) {
+      const first = proof.unplaced[0]!;
+      const more = proof.unplaced.length > 1 ? ` (and ${proof.unplaced.length - 1} more pod(s))` : '';
+      await this.startRollback(`pod ${first.pod} would have no place on the cluster as it is now: ${first.why}${more}`);
+      return false;
+    }
+    this.detail.proven = true;
+    this.detail.note = `the ${proof.pods} pod(s) to move have a place on the live cluster`;
+    await this.record({});
+    return true;
+  }
+
+  /** Records the rollback's reason and every replacement it must undo, then `rollBack` carries it out (now or in later ticks). */
+  private async startRollback(why: string): Promise<void> {
+    const launched = [...(this.cmd.launched ?? [])];
+    for (const [index, spec] of (this.cmd.replacements ?? []).entries()) {
+      if (launched.some((l) => l.index === index)) continue;
+      // A launch whose answer was lost must not be left running.
+      const found = await this.ctx.capacity(this.replacementActuator(index, spec.actuator)).find(this.cmd.id, index);
+      if (found !== undefined) launched.push({ index, ref: found.ref, ...(found.instanceId === undefined ? {} : { instanceId: found.instanceId }) });
+    }
+    this.detail.rollbackWhy = why;
+    this.detail.progressAt = this.now();
+    this.detail.note = `rolling back: ${why}`;
+    await this.record({ step: 'rollingBack', launched });
+  }
+
+  /**
+   * Undo a command that cannot complete: give the old nodes back first (pods leaving the replacements
+   * need somewhere to go), then drain each replacement through the Eviction API and only then remove it.
+   * True when the rollback is complete (or given up); false: pods are still leaving a replacement.
    */
   private async rollBack(): Promise<boolean> {
-    const { deps } = this.ctx;
     const why = this.detail.rollbackWhy ?? 'the replacement could not be used';
     await this.giveBackOldNodes();
-    const instanceId = this.cmd.launchedInstanceId ?? (await deps.instances.findByCommand(this.cmd.id))?.instanceId;
-    if (instanceId !== undefined) {
-      const registered = await deps.nodes.findNodeByInstanceId(instanceId);
-      if (registered.exists) {
-        const node = registered.node;
-        await this.ensureTime();
-        await deps.nodes.taintAndCordon(node.name, DisruptedTaint, { ...(node.uid === undefined ? {} : { uid: node.uid }), commandId: this.cmd.id });
-        const evictedBefore = this.evicted;
-        const left = await this.drainNode(node.name, registered.ready && initialized(node) ? undefined : { nowMs: this.now() });
-        if (left.length > 0) {
-          const before = this.detail.waitingFor?.join(',');
-          setList(this.detail, 'waitingFor', listPods(left.map(podKey).sort()));
-          if (this.detail.waitingFor?.join(',') !== before || this.evicted > evictedBefore) this.detail.progressAt = this.now();
-          if (this.now() - (this.detail.progressAt ?? this.cmd.updatedAt) >= this.ctx.options.drainTimeoutMs) {
-            // The replacement runs pods that will not leave: it stays, as an ordinary node.
-            await deps.nodes.untaintAndUncordon(node.name, DisruptedTaint.key, node.uid === undefined ? {} : { uid: node.uid });
-            await this.end('abandoned', `${why}; the replacement ${node.name} was kept because its pods could not be evicted within ${minutes(this.ctx.options.drainTimeoutMs)}`);
-            return true;
-          }
-          await this.record({});
-          return false;
-        }
-        await this.ensureTime();
-        await deps.instances.terminate(instanceId, { requireOurTag: true });
-        await deps.nodes.deleteNode(node.name, node.uid === undefined ? {} : { uid: node.uid });
-      } else {
-        // Never registered: no pod can be bound to it.
-        await deps.instances.terminate(instanceId, { requireOurTag: true });
-      }
+    const kept: string[] = [];
+    let leaving = false;
+    for (const launched of this.sortedLaunched()) {
+      const outcome = await this.rollBackOne(launched);
+      if (outcome === 'leaving') leaving = true;
+      if (outcome === 'kept') kept.push(launched.nodeName ?? launched.ref);
+    }
+    if (leaving) {
+      await this.record({});
+      return false;
     }
     delete this.detail.waitingFor;
-    await this.end('rolledBack', why, instanceId);
+    if (kept.length > 0) {
+      await this.end('abandoned', `${why}; replacement ${kept.join(', ')} was kept because its pods could not be evicted within ${minutes(this.ctx.options.drainTimeoutMs)}`);
+    } else await this.end('rolledBack', why);
     return true;
+  }
+
+  /** Drains one replacement (if it registered) and removes it. */
+  private async rollBackOne(launched: LaunchedReplacement): Promise<'removed' | 'leaving' | 'kept'> {
+    const { deps } = this.ctx;
+    const capacity = this.ctx.capacity(this.replacementActuator(launched.index));
+    const status = await this.statusOf(launched);
+    const node = status.node;
+    if (node !== undefined) {
+      await this.ensureTime();
+      await deps.nodes.taintAndCordon(node.name, this.taint, { ...(node.uid === undefined ? {} : { uid: node.uid }), commandId: this.cmd.id });
+      const evictedBefore = this.evicted;
+      const left = await this.drainNode(node.name, node.ready && initialized(node) ? undefined : { nowMs: this.now() });
+      if (left.length > 0) {
+        const before = this.detail.waitingFor?.join(',');
+        setList(this.detail, 'waitingFor', listPods(left.map(podKey).sort()));
+        if (this.detail.waitingFor?.join(',') !== before || this.evicted > evictedBefore) this.detail.progressAt = this.now();
+        if (this.now() - (this.detail.progressAt ?? this.cmd.updatedAt) >= this.ctx.options.drainTimeoutMs) {
+          // The replacement runs pods that will not leave: it stays, as an ordinary node.
+          await deps.nodes.untaintAndUncordon(node.name, this.taint.key, node.uid === undefined ? {} : { uid: node.uid });
+          return 'kept';
+        }
+        return 'leaving';
+      }
+    }
+    await this.ensureTime();
+    await capacity.remove(launched, node);
+    return 'removed';
   }
 
   /** Untaints and uncordons the old nodes still present (a node cordoned before the command stays cordoned). */
@@ -359,18 +433,18 @@ export class CommandRunner {
     const keepCordoned = new Set(this.detail.cordonedBefore ?? []);
     for (const node of this.liveNodes()) {
       await this.ensureTime();
-      await this.ctx.deps.nodes.untaintAndUncordon(node, DisruptedTaint.key, { ...this.uidOf(node), uncordon: !keepCordoned.has(node) });
+      await this.ctx.deps.nodes.untaintAndUncordon(node, this.taint.key, { ...this.uidOf(node), uncordon: !keepCordoned.has(node) });
     }
   }
 
   /** Ends the command short of its goal (rolled back or abandoned): an event on each old node, then the final step. */
-  private async end(step: 'rolledBack' | 'abandoned', why: string, instanceId?: string): Promise<void> {
+  private async end(step: 'rolledBack' | 'abandoned', why: string): Promise<void> {
     const reason = step === 'rolledBack' ? 'DisruptionBlocked' : 'DisruptionAbandoned';
     const text = step === 'rolledBack' ? `Disruption rolled back, the node stays: ${why}` : `Disruption given up, the node stays: ${why}`;
     for (const node of this.liveNodes()) await this.emit(node, reason, `${text} (command ${this.cmd.id})`, 'Warning');
     this.endedBecause = why;
     this.detail.note = `${step === 'rolledBack' ? 'rolled back' : 'abandoned'}: ${why}`;
-    await this.record({ step, ...(instanceId === undefined ? {} : { launchedInstanceId: instanceId }) });
+    await this.record({ step });
   }
 
   /** Gives the drain up: the old nodes are untainted and uncordoned, the command ends `abandoned`. */
@@ -388,7 +462,7 @@ export class CommandRunner {
     return true;
   }
 
-  /** One eviction round, then termination when nothing that counts is left. True once finished (or given up). */
+  /** One eviction round, then retirement when nothing that counts is left. True once finished (or given up). */
   private async drainAndTerminate(): Promise<boolean> {
     if (!(await this.drainRound())) return this.drainStuck('pods are still on the old nodes');
     return this.terminateAll();
@@ -429,7 +503,7 @@ export class CommandRunner {
   private lastBlocked: string[] = [];
 
   /**
-   * One eviction round on one node (an old node, or the replacement during a rollback); returns the
+   * One eviction round on one node (an old node, or a replacement during a rollback); returns the
    * pods that still count after it. Events say what blocks it, once per command.
    */
   private async drainNode(node: string, notReady: { nowMs: number } | undefined): Promise<readonly Pod[]> {
@@ -470,11 +544,11 @@ export class CommandRunner {
   }
 
   /**
-   * Terminates each old node's recorded instance and deletes its Node object (that uid only), each only
-   * after a fresh listing shows nothing that counts on it. False when a pod turned up meanwhile.
+   * Retires each old node through its actuator (terminates its instance, or deletes its NodeClaim),
+   * each only after a fresh listing shows nothing that counts on it. False when a pod turned up meanwhile.
    */
   private async terminateAll(): Promise<boolean> {
-    const { nodes, instances } = this.ctx.deps;
+    const { nodes } = this.ctx.deps;
     for (const node of this.liveNodes()) {
       const live = await this.identify(node);
       if (live === undefined) continue;
@@ -485,32 +559,28 @@ export class CommandRunner {
         await this.record({ step: 'evicting' });
         return false;
       }
-      const instanceId = this.detail.instances?.[node];
-      if (instanceId === undefined) throw new Error(`no EC2 instance id is known for node ${node}`);
       await this.ensureTime();
-      await this.emit(node, 'DisruptionTerminating', `Terminating the node: ${this.cmd.reason} consolidation, ${this.cmd.method} (command ${this.cmd.id})`);
-      const result = await instances.terminate(instanceId, { requireOurTag: false });
-      if (result === 'terminating') this.terminatedInstances.push(instanceId);
-      // The instance first: a Node object deleted while its kubelet still runs registers again.
-      await nodes.deleteNode(node, this.uidOf(node));
+      const via = this.retireVia(node);
+      await this.emit(
+        node,
+        'DisruptionTerminating',
+        `${via === 'karpenter' ? 'Deleting the NodeClaim of the node' : 'Terminating the node'}: ${this.cmd.reason} consolidation, ${this.cmd.method} (command ${this.cmd.id})`,
+      );
+      const started = await this.ctx.capacity(via).retire(this.oldNode(node));
+      const instanceId = this.detail.instances?.[node];
+      if (started && instanceId !== undefined) this.terminatedInstances.push(instanceId);
       this.detail.terminated = [...(this.detail.terminated ?? []), node];
     }
     await this.ctx.noteAction(this.now());
-    this.detail.note = `terminated ${this.cmd.nodes.join(', ')}`;
+    this.detail.note = `retired ${this.cmd.nodes.join(', ')}`;
     await this.record({ step: 'terminated' });
     return true;
   }
 
-  /**
-   * After termination: make sure no Node object of a terminated instance came back (a kubelet shutting
-   * down may register again, under a new uid). Only a node whose providerID is that instance is deleted.
-   */
+  /** After retirement: whatever the actuator still has to clean (a Node object that registered again). */
   private async finish(): Promise<void> {
-    const { nodes } = this.ctx.deps;
     for (const name of this.detail.terminated ?? []) {
-      const lookup = await nodes.getNode(name);
-      if (!lookup.exists || lookup.node.instanceId !== this.detail.instances?.[name]) continue;
-      await nodes.deleteNode(name, lookup.node.uid === undefined ? {} : { uid: lookup.node.uid });
+      await this.ctx.capacity(this.retireVia(name)).afterRetire(this.oldNode(name));
     }
     this.detail.note = 'done';
     await this.record({ step: 'done' });
@@ -548,17 +618,60 @@ export class CommandRunner {
     return uid === undefined ? {} : { uid };
   }
 
+  private oldNode(name: string): OldNode {
+    const uid = this.detail.uids?.[name];
+    const instanceId = this.detail.instances?.[name];
+    const handle = this.detail.claims?.[name];
+    return { name, ...(uid === undefined ? {} : { uid }), ...(instanceId === undefined ? {} : { instanceId }), ...(handle === undefined ? {} : { handle }) };
+  }
+
   // --- plumbing ---------------------------------------------------------------------------------
 
-  /** Old nodes still to act on: not terminated by this command, not gone. */
+  /** Old nodes still to act on: not retired by this command, not gone. */
   private liveNodes(): string[] {
     const done = new Set([...(this.detail.terminated ?? []), ...(this.detail.gone ?? [])]);
     return this.cmd.nodes.filter((n) => !done.has(n));
   }
 
-  private plannedReplacement(pool: string): PlannedReplacement {
-    const spec = this.cmd.replacement!;
-    return { ...spec, nodePool: pool, worstPricePerHour: this.detail.worstPricePerHour ?? spec.pricePerHour };
+  private launchedAt(index: number): LaunchedReplacement | undefined {
+    return this.cmd.launched?.find((l) => l.index === index);
+  }
+
+  private sortedLaunched(): LaunchedReplacement[] {
+    return [...(this.cmd.launched ?? [])].sort((a, b) => a.index - b.index);
+  }
+
+  private statusOf(launched: LaunchedReplacement): Promise<ReplacementStatus> {
+    return this.ctx.capacity(this.replacementActuator(launched.index)).status(launched);
+  }
+
+  /** Records (or updates) one launched replacement. */
+  private async recordLaunched(entry: LaunchedReplacement): Promise<void> {
+    const launched = [...(this.cmd.launched ?? []).filter((l) => l.index !== entry.index), entry].sort((a, b) => a.index - b.index);
+    await this.record({ launched });
+  }
+
+  /** How a replacement is launched; records of older builds only launched through EC2. */
+  private replacementActuator(index: number, fromSpec = this.cmd.replacements?.[index]?.actuator): ActuatorKind {
+    return fromSpec ?? 'ec2';
+  }
+
+  /** How an old node is retired; records of older builds only terminated through EC2. */
+  private retireVia(node: string): ActuatorKind {
+    return this.detail.retireVia?.[node] ?? 'ec2';
+  }
+
+  private plannedReplacement(index: number): PlannedReplacement {
+    const spec = this.cmd.replacements![index]!;
+    const nodePool = spec.nodePool ?? this.detail.pool ?? '?';
+    return {
+      instanceTypes: spec.instanceTypes,
+      capacityType: spec.capacityType,
+      zones: spec.zones,
+      pricePerHour: spec.pricePerHour,
+      nodePool,
+      worstPricePerHour: spec.worstPricePerHour ?? this.detail.worstPricePerHour ?? spec.pricePerHour,
+    };
   }
 
   /** Before every step: the lease is still ours and the Lambda has time left. */
@@ -574,7 +687,7 @@ export class CommandRunner {
   }
 
   /** Stores the command with `changes` and the current detail, on the version last read. */
-  private async record(changes: Partial<Pick<DisruptionCommand, 'step' | 'launchedInstanceId' | 'replacementNodeName'>>): Promise<void> {
+  private async record(changes: Partial<Pick<DisruptionCommand, 'step' | 'launched'>>): Promise<void> {
     const next: DisruptionCommand = { ...this.cmd, ...changes, updatedAt: this.now(), detail: formatDetail(this.detail) };
     try {
       this.cmd = await this.ctx.deps.store.putCommand(next, this.cmd.version);
@@ -634,115 +747,6 @@ export class CommandRunner {
   }
 }
 
-/** What the plan's snapshot said about a node: the machine the decision is about. */
-export interface PlannedNode {
-  readonly uid?: string;
-  readonly instanceId?: string;
-}
-
-/**
- * Starts a command for one decision: checks that each node is still the machine the plan saw, stores
- * the command (before anything is changed) and returns its runner, or says why it was not started.
- *
- * Two invocations may start the same decision (a retried delivery, a lease that expired): the default
- * command id is derived from the decision, so both write the same record and the second one's write is
- * refused. Overlapping but different decisions are caught after the write: a command that finds another
- * unfinished command on one of its nodes steps aside (ends at once, having done nothing).
- */
-export async function startCommand(
-  decision: Decision,
-  ctx: RunContext,
-  options: { readonly newId?: () => string; readonly planned?: (name: string) => PlannedNode | undefined; readonly evaluatedAt?: string } = {},
-): Promise<{ readonly runner: CommandRunner } | { readonly skipped: string }> {
-  const { deps } = ctx;
-  if (decision.nodes.length === 0) return { skipped: 'the decision names no node' };
-  let replacement: PlannedReplacement | undefined;
-  if (decision.action === 'replace') {
-    if (decision.replacements.length !== 1) return { skipped: `a replace with ${decision.replacements.length} replacements is not supported (one per command)` };
-    replacement = decision.replacements[0]!;
-    if ((await ctx.pool(replacement.nodePool)) === undefined) return { skipped: `NodePool "${replacement.nodePool}" of the replacement is not known` };
-  }
-  const instances: Record<string, string> = {};
-  const uids: Record<string, string> = {};
-  const cordonedBefore: string[] = [];
-  for (const name of decision.nodes) {
-    const lookup = await deps.nodes.getNode(name);
-    if (!lookup.exists) return { skipped: `node ${name} no longer exists` };
-    const node = lookup.node;
-    const planned = options.planned?.(name);
-    if (planned !== undefined && ((planned.uid !== undefined && node.uid !== planned.uid) || (planned.instanceId !== undefined && node.instanceId !== planned.instanceId))) {
-      return { skipped: `node ${name} is no longer the machine the plan was made for (another instance registered under its name)` };
-    }
-    if (node.deleting) return { skipped: `node ${name} is already being deleted` };
-    if (node.instanceId === undefined) return { skipped: `node ${name} has no EC2 providerID, so its instance cannot be terminated` };
-    if (node.taints.some((t) => t.key === DisruptedTaint.key)) {
-      return { skipped: `node ${name} already carries ${DisruptedTaint.key} (another disruption is in progress)` };
-    }
-    instances[name] = node.instanceId;
-    if (node.uid !== undefined) uids[name] = node.uid;
-    if (node.unschedulable) cordonedBefore.push(name);
-  }
-  const nowMs = deps.now();
-  const detail: CommandDetail = {
-    ...(replacement === undefined ? {} : { pool: replacement.nodePool, worstPricePerHour: replacement.worstPricePerHour }),
-    instances,
-    ...(Object.keys(uids).length === 0 ? {} : { uids }),
-    ...(cordonedBefore.length === 0 ? {} : { cordonedBefore }),
-    ...(decision.summary === undefined ? {} : { note: decision.summary }),
-  };
-  const id = options.newId?.() ?? commandIdFor(decision, instances, uids, options.evaluatedAt);
-  const cmd: DisruptionCommand = {
-    id,
-    createdAt: nowMs,
-    nodes: [...decision.nodes],
-    method: decision.method,
-    reason: decision.reason,
-    ...(replacement === undefined
-      ? {}
-      : {
-          replacement: {
-            instanceTypes: [...replacement.instanceTypes],
-            capacityType: replacement.capacityType,
-            zones: [...replacement.zones],
-            pricePerHour: replacement.pricePerHour,
-          },
-        }),
-    step: 'tainted',
-    updatedAt: nowMs,
-    version: 0,
-    detail: formatDetail(detail),
-  };
-  let stored: DisruptionCommand;
-  try {
-    stored = await deps.store.putCommand(cmd);
-  } catch (error) {
-    if (error instanceof StateConflictError) return { skipped: `command ${id} for this decision was already started by another pass` };
-    throw error;
-  }
-  // Written first, checked after: of two overlapping commands at least one sees the other and yields.
-  const others = (await deps.store.listCommands(nowMs)).filter(
-    (c) => c.id !== id && !FINAL_COMMAND_STEPS.has(c.step) && c.nodes.some((n) => decision.nodes.includes(n)),
-  );
-  if (others.length > 0) {
-    const why = `command ${others[0]!.id} of another pass already covers node ${others[0]!.nodes.find((n) => decision.nodes.includes(n))}`;
-    await deps.store.putCommand({ ...stored, step: 'rolledBack', updatedAt: deps.now(), detail: formatDetail({ ...detail, note: `stepped aside before acting: ${why}` }) }, stored.version);
-    return { skipped: why };
-  }
-  return { runner: new CommandRunner(stored, 'new', ctx) };
-}
-
-/** A command id that is the same for the same decision on the same machines in the same plan. */
-export function commandIdFor(decision: Decision, instances: Readonly<Record<string, string>>, uids: Readonly<Record<string, string>>, evaluatedAt = ''): string {
-  const identity = decision.nodes.map((n) => `${n}/${uids[n] ?? ''}/${instances[n] ?? ''}`).join(',');
-  const replacement = decision.replacements.map((r) => `${r.nodePool}:${r.capacityType}:${r.instanceTypes.join('|')}`).join(';');
-  const digest = createHash('sha256').update([evaluatedAt, decision.method, decision.action, identity, replacement].join('\u0000')).digest('hex');
-  return `cmd-${digest.slice(0, 24)}`;
-}
-
-function initialized(node: Node): boolean {
-  return node.ready && !node.taints.some((t) => NOT_INITIALIZED_TAINTS.has(t.key));
-}
-
 function setList(detail: CommandDetail, key: 'blocked' | 'waitingFor', values: string[]): void {
   if (values.length === 0) delete detail[key];
   else detail[key] = values;
@@ -753,10 +757,10 @@ function describeTypes(types: readonly string[]): string {
   return types.length === 1 ? types[0]! : `${types[0]} or one of ${types.length - 1} other type(s)`;
 }
 
-function minutes(ms: number): string {
+export function minutes(ms: number): string {
   return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.round(ms / 1000)} s`;
 }
 
-function message(error: unknown): string {
+export function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -20,15 +20,20 @@
 //   makeActor(deps)             a session as runPass's `Actor`
 import type { Actor, PassResult } from '../runPass.ts';
 import type { NodePool } from '../../core/model/types.ts';
-import { COMMAND_ANNOTATION } from '../../core/ports/actuator.ts';
-import { DisruptedTaint } from '../../core/model/types.ts';
+import { COMMAND_ANNOTATION, type ActuatorKind } from '../../core/ports/actuator.ts';
+import { DisruptedTaint, DisruptingTaint } from '../../core/model/types.ts';
 import type { StateStore } from '../../core/state/ports.ts';
-import { FINAL_COMMAND_STEPS, type DisruptionCommand } from '../../core/state/types.ts';
+import { FINAL_COMMAND_STEPS, replacementNodeNames, type DisruptionCommand } from '../../core/state/types.ts';
 import { recordAction } from '../../core/state/windows.ts';
 import { StateConflictError } from '../../core/state/errors.ts';
 import { replacementNames } from '../../core/disruption/applyDecision.ts';
 import { parseDetail } from './commandDetail.ts';
-import { CommandRunner, startCommand, type RunContext } from './commandRunner.ts';
+import { ec2Capacity } from './capacity/ec2.ts';
+import { karpenterCapacity } from './capacity/karpenter.ts';
+import type { Capacity } from './capacity/types.ts';
+import { CommandRunner, type RunContext } from './commandRunner.ts';
+import type { ProveWorld } from './proveLive.ts';
+import { startCommand } from './startCommand.ts';
 import {
   DEFAULT_ACT_OPTIONS,
   type ActDeps,
@@ -133,10 +138,20 @@ export class ActSession {
     this.actions = new ActionClock(deps, this.errors);
     this.lease = new LeaseKeeper(deps, this.options.leaseRenewEveryMs, this.errors);
     this.pools = poolLookup(undefined, deps);
+    const capacities = new Map<ActuatorKind, Capacity>();
     this.ctx = {
       deps,
       options: this.options,
       pool: (name) => this.pools(name),
+      capacity: (kind) => {
+        let capacity = capacities.get(kind);
+        if (capacity === undefined) {
+          capacity = makeCapacity(kind, deps);
+          capacities.set(kind, capacity);
+        }
+        return capacity;
+      },
+      world: () => this.world(),
       noteAction: (nowMs) => this.actions.note(nowMs),
       leaseHeld: () => this.lease.held(),
     };
@@ -175,7 +190,9 @@ export class ActSession {
     }
     await this.clearOrphanedTaints(result, unfinished);
 
-    const busy = new Set(unfinished.flatMap((c) => [...c.nodes, ...(c.replacementNodeName === undefined ? [] : [c.replacementNodeName])]));
+    // Old nodes and replacements of unfinished commands: a later decision naming one was planned on a
+    // cluster in which that command did not yet hold it.
+    const busy = new Set(unfinished.flatMap((c) => [...c.nodes, ...replacementNodeNames(c)]));
     const snapshot = new Map((result.cluster?.nodes ?? []).map((n) => [n.name, n]));
     // Replacements of decisions not started: a later decision that planned pods onto one of them was
     // computed on a cluster that will not exist, so it is not started either.
@@ -186,10 +203,6 @@ export class ActSession {
       for (const name of replacementNames(index + 1, decision.replacements.length)) missing.add(name);
     };
     for (const [index, decision] of result.plan.decisions.entries()) {
-      if (decision.dryRunOnly !== undefined) {
-        skip(index, `planned only: ${decision.dryRunOnly}`);
-        continue;
-      }
       const dependsOn = Object.values(decision.podDestinations ?? {}).find((to) => missing.has(to));
       if (dependsOn !== undefined) {
         skip(index, `it moves pods onto ${dependsOn}, the replacement of a decision that was not started`);
@@ -213,6 +226,9 @@ export class ActSession {
           ...(this.deps.newCommandId === undefined ? {} : { newId: this.deps.newCommandId }),
           planned: (name) => snapshot.get(name),
           evaluatedAt: result.plan.evaluatedAt,
+          index,
+          ...(result.plan.actuators === undefined ? {} : { actuators: result.plan.actuators }),
+          ...(result.cluster === undefined ? {} : { pods: result.cluster.pods }),
         });
         if ('skipped' in started) skip(index, started.skipped);
         else {
@@ -250,6 +266,11 @@ export class ActSession {
     await this.actions.flush();
   }
 
+  /** The live world for a proof; read fresh each time (each command proves against the cluster as it is then). */
+  private async world(): Promise<ProveWorld> {
+    return this.deps.readWorld();
+  }
+
   report(): ExecutionReport {
     return {
       commands: this.runners.map((r) => r.report()),
@@ -261,14 +282,16 @@ export class ActSession {
 
   /**
    * A node marked by one of our commands (COMMAND_ANNOTATION) whose command is no longer unfinished (a
-   * lost record, a recreated table, a crash between a rollback's steps) gets its taint and cordon
-   * removed. Karpenter's own `karpenter.sh/disrupted` taints carry no such mark and are never touched.
+   * lost record, a recreated table, a crash between a rollback's steps) gets our taint and cordon
+   * removed. A node being deleted is left alone (Karpenter's termination owns it), and so is any taint
+   * that is not ours: Karpenter's `karpenter.sh/disrupted` is removed only from a node that carries our
+   * mark and no deletion, where an older build of this product put it.
    */
   private async clearOrphanedTaints(result: PassResult, unfinished: readonly DisruptionCommand[]): Promise<void> {
     const owned = new Set(unfinished.map((c) => c.id));
     const marked = (result.cluster?.nodes ?? []).filter((n) => {
       const id = n.annotations[COMMAND_ANNOTATION];
-      return id !== undefined && !owned.has(id);
+      return id !== undefined && !owned.has(id) && !n.deleting;
     });
     if (marked.length === 0) return;
     let finished: Map<string, DisruptionCommand> | undefined;
@@ -277,23 +300,23 @@ export class ActSession {
         if (!(await this.lease.held())) return;
         // Look again: the snapshot may be minutes old.
         const live = await this.deps.nodes.getNode(node.name);
-        if (!live.exists || live.node.uid !== node.uid) continue;
+        if (!live.exists || live.node.uid !== node.uid || live.node.deleting) continue;
         const id = live.node.annotations[COMMAND_ANNOTATION];
         if (id === undefined || owned.has(id)) continue;
         finished ??= new Map((await this.deps.store.listCommands(this.deps.now())).map((c) => [c.id, c]));
         const cmd = finished.get(id);
         if (cmd !== undefined && !FINAL_COMMAND_STEPS.has(cmd.step)) continue;
         const cordonedBefore = cmd === undefined ? false : (parseDetail(cmd.detail).cordonedBefore ?? []).includes(node.name);
-        await this.deps.nodes.untaintAndUncordon(node.name, DisruptedTaint.key, {
-          ...(node.uid === undefined ? {} : { uid: node.uid }),
-          uncordon: !cordonedBefore,
-        });
+        const identity = node.uid === undefined ? {} : { uid: node.uid };
+        const legacy = live.node.taints.some((t) => t.key === DisruptedTaint.key);
+        await this.deps.nodes.untaintAndUncordon(node.name, DisruptingTaint.key, { ...identity, uncordon: !cordonedBefore });
+        if (legacy) await this.deps.nodes.untaintAndUncordon(node.name, DisruptedTaint.key, { ...identity, uncordon: !cordonedBefore });
         this.cleaned.push(node.name);
         await this.deps.nodes
           .createEvent({
             nodeName: node.name,
             reason: 'DisruptionTaintRemoved',
-            message: `Removed ${DisruptedTaint.key} left by command ${id}, which no longer runs${cmd === undefined ? ' (its record is lost)' : ` (it ended ${cmd.step})`}`,
+            message: `Removed the disruption taint left by command ${id}, which no longer runs${cmd === undefined ? ' (its record is lost)' : ` (it ended ${cmd.step})`}`,
             type: 'Normal',
           })
           .catch((error: unknown) => this.errors.push(`event on ${node.name}: ${message(error)}`));
@@ -302,6 +325,13 @@ export class ActSession {
       }
     }
   }
+}
+
+/** The capacity side of an actuator, from the deps; `karpenter` needs a NodeClaim client. */
+function makeCapacity(kind: ActuatorKind, deps: ActDeps): Capacity {
+  if (kind === 'ec2') return ec2Capacity(deps.instances, deps.nodes);
+  if (deps.nodeClaims === undefined) throw new Error('this deployment has no access to Karpenter NodeClaims, so the karpenter actuator cannot act');
+  return karpenterCapacity(deps.nodeClaims, deps.nodes);
 }
 
 /**

@@ -1,14 +1,23 @@
 // The executor's dependencies, options and report (re-exported by executeCommands.ts).
 import type { Node, NodePool } from '../../core/model/types.ts';
 import type { Decision } from '../../core/plan.ts';
-import type { InstanceLauncher, NodeOperations } from '../../core/ports/actuator.ts';
+import type { InstanceLauncher, NodeClaimApi, NodeOperations } from '../../core/ports/actuator.ts';
+import type { ProveWorld } from './proveLive.ts';
 import type { StateStore } from '../../core/state/ports.ts';
-import type { CommandStep, DisruptionMethod } from '../../core/state/types.ts';
+import type { CommandStep, DisruptionMethod, LaunchedReplacement } from '../../core/state/types.ts';
 
 export interface ActDeps {
   readonly store: StateStore;
   readonly nodes: NodeOperations;
+  /** The `ec2` actuator's launches and terminations. */
   readonly instances: InstanceLauncher;
+  /** The `karpenter` actuator's NodeClaims; absent where Karpenter is not served (its pools cannot be acted on). */
+  readonly nodeClaims?: NodeClaimApi;
+  /**
+   * The live cluster (read now), the NodePools and the catalog: the proof before a command's first
+   * eviction places the old nodes' pods on it.
+   */
+  readonly readWorld: () => Promise<ProveWorld>;
   /** The clock, epoch ms. */
   readonly now: () => number;
   /** Milliseconds before the Lambda is stopped (`context.getRemainingTimeInMillis`). */
@@ -88,8 +97,11 @@ export interface CommandReport {
   readonly blocked: number;
   /** Pods still keeping an old node alive after the last round. */
   readonly remainingPods: number;
+  /** The first replacement's instance and Node (see `replacements` for all of them). */
   readonly launchedInstanceId?: string;
   readonly replacementNodeName?: string;
+  /** Every replacement asked for: instance id or NodeClaim name, and the Node once initialized. */
+  readonly replacements?: readonly LaunchedReplacement[];
   /** Instances of old nodes this invocation terminated. */
   readonly terminatedInstances: readonly string[];
   /** Still waiting (for the next poll or pass): on the replacement to be Ready, or on pods to leave. */

@@ -15,7 +15,7 @@
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
-import { FINAL_COMMAND_STEPS, type DisruptionCommand } from '../state/types.ts';
+import { FINAL_COMMAND_STEPS, type DisruptionCommand, type ReplacementSpec } from '../state/types.ts';
 import { daemonSetPodsFor } from './applyDecision.ts';
 
 /** Taints a registered node carries until it is ready; capacity promised to a command ignores them. */
@@ -31,7 +31,7 @@ export interface InFlightInput {
   readonly nodePools: readonly NodePool[];
   readonly catalog: Catalog;
   readonly nowMs: number;
-  /** The NodePool a command's replacement is launched in (kept in the command's detail by the actuator). */
+  /** The NodePool of a command's replacements when the record does not say (older records kept it in the detail). */
   readonly replacementPool: (cmd: DisruptionCommand) => string | undefined;
   readonly simulatorFactory: (input: SimulatorInput) => Simulator;
 }
@@ -62,30 +62,35 @@ export function planAroundInFlight(input: InFlightInput): InFlightView {
   const readyOverride = new Set<string>();
 
   for (const cmd of unfinished) {
-    const registered =
-      (cmd.launchedInstanceId === undefined ? undefined : byInstance.get(cmd.launchedInstanceId)) ??
-      (cmd.replacementNodeName === undefined ? undefined : byName.get(cmd.replacementNodeName));
     for (const name of cmd.nodes) {
       if (!byName.has(name)) continue;
       inFlight.add(name);
       // A rollback gives the old nodes back: they are destinations again, not drained.
       if (cmd.step !== 'rollingBack') draining.set(name, cmd);
     }
-    if (registered !== undefined) {
-      inFlight.add(registered.name);
-      if (cmd.step === 'rollingBack') draining.set(registered.name, cmd);
-      else {
-        destinations.set(cmd.id, [registered.name]);
-        readyOverride.add(registered.name);
-      }
-    } else if (cmd.replacement !== undefined && cmd.step !== 'rollingBack') {
-      const node = promisedNode(cmd, input);
-      if (node !== undefined) {
-        promised.push(node);
-        inFlight.add(node.name);
-        destinations.set(cmd.id, [node.name]);
+    const own: string[] = [];
+    for (const [index, spec] of (cmd.replacements ?? []).entries()) {
+      const launched = cmd.launched?.find((l) => l.index === index);
+      const registered =
+        (launched?.instanceId === undefined ? undefined : byInstance.get(launched.instanceId)) ??
+        (launched?.nodeName === undefined ? undefined : byName.get(launched.nodeName));
+      if (registered !== undefined) {
+        inFlight.add(registered.name);
+        if (cmd.step === 'rollingBack') draining.set(registered.name, cmd);
+        else {
+          own.push(registered.name);
+          readyOverride.add(registered.name);
+        }
+      } else if (cmd.step !== 'rollingBack') {
+        const node = promisedNode(cmd, index, spec, input);
+        if (node !== undefined) {
+          promised.push(node);
+          inFlight.add(node.name);
+          own.push(node.name);
+        }
       }
     }
+    if (own.length > 0) destinations.set(cmd.id, own);
   }
 
   // The view before placing: promised capacity present (and Ready), draining nodes closed to new pods.
@@ -157,15 +162,14 @@ function asReady(node: Node): Node {
   return { ...node, ready: true, unschedulable: false, taints: node.taints.filter((t) => !STARTUP_TAINTS.has(t.key)) };
 }
 
-/** The replacement a command launched (or is launching) but that has not registered yet, as it will be. */
-function promisedNode(cmd: DisruptionCommand, input: InFlightInput): Node | undefined {
-  const spec = cmd.replacement!;
+/** A replacement a command launched (or is launching) that has not registered yet, as it will be. */
+function promisedNode(cmd: DisruptionCommand, index: number, spec: ReplacementSpec, input: InFlightInput): Node | undefined {
   const type = input.catalog.instanceTypes.find((t) => t.name === spec.instanceTypes[0]);
   if (type === undefined) return undefined;
-  const poolName = input.replacementPool(cmd);
+  const poolName = spec.nodePool ?? input.replacementPool(cmd);
   const pool = input.nodePools.find((p) => p.name === poolName);
   const zone = spec.zones[0];
-  const name = `replacement-of-${cmd.id}`;
+  const name = index === 0 ? `replacement-of-${cmd.id}` : `replacement-${index + 1}-of-${cmd.id}`;
   const labels: Record<string, string> = {
     ...type.labels,
     ...(pool?.templateLabels ?? {}),

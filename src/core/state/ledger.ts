@@ -6,7 +6,7 @@
 import { indexCatalog, nodePricePerHour, roundMoney } from '../disruption/prices.ts';
 import type { Catalog, Cluster } from '../model/types.ts';
 import type { Plan } from '../plan.ts';
-import type { DisruptionCommand } from './types.ts';
+import { replacementNodeNames, type DisruptionCommand } from './types.ts';
 
 /** A replacement disrupted again this soon after its launch is a re-replacement. */
 export const RE_REPLACED_WINDOW_MS = 30 * 60_000;
@@ -72,16 +72,20 @@ export function ledgerEntryFor(input: {
   const nodesByName = new Map(input.cluster.nodes.map((n) => [n.name, n]));
   const workload = input.cluster.pods.filter((p) => !p.isDaemonSetPod && !p.isMirrorPod && p.phase !== 'Succeeded' && p.phase !== 'Failed');
   const replacementOf = new Map<string, DisruptionCommand>();
-  for (const cmd of input.commands) if (cmd.replacementNodeName) replacementOf.set(cmd.replacementNodeName, cmd);
+  for (const cmd of input.commands) for (const name of replacementNodeNames(cmd)) replacementOf.set(name, cmd);
 
   const realised: LedgerRealised[] = [];
   for (const cmd of input.commands) {
-    if (cmd.step !== 'done' || !cmd.replacementNodeName || !cmd.replacement) continue;
+    if (cmd.step !== 'done') continue;
     if (input.finishedAfterMs !== undefined && cmd.updatedAt <= input.finishedAfterMs) continue;
-    const node = nodesByName.get(cmd.replacementNodeName);
-    const price = node ? nodePricePerHour(node, prices) : undefined;
-    if (price === undefined) continue;
-    realised.push({ commandId: cmd.id, nodes: cmd.nodes, replacementNode: cmd.replacementNodeName, plannedPricePerHour: cmd.replacement.pricePerHour, realisedPricePerHour: price });
+    for (const launched of cmd.launched ?? []) {
+      const spec = cmd.replacements?.[launched.index];
+      if (launched.nodeName === undefined || spec === undefined) continue;
+      const node = nodesByName.get(launched.nodeName);
+      const price = node ? nodePricePerHour(node, prices) : undefined;
+      if (price === undefined) continue;
+      realised.push({ commandId: cmd.id, nodes: cmd.nodes, replacementNode: launched.nodeName, plannedPricePerHour: spec.pricePerHour, realisedPricePerHour: price });
+    }
   }
 
   const reReplaced: LedgerReReplaced[] = [];
@@ -100,8 +104,7 @@ export function ledgerEntryFor(input: {
     nodes: input.cluster.nodes.length,
     pods: workload.length,
     pendingPods: workload.filter((p) => p.nodeName === undefined && !p.terminating).length,
-    // Planned-only decisions (dryRunOnly: an m-to-n repack launching several nodes) are never carried out.
-    decisions: input.plan.decisions.filter((d) => d.dryRunOnly === undefined).map((d) => ({
+    decisions: input.plan.decisions.map((d) => ({
       method: d.method,
       action: d.action,
       nodes: d.nodes,

@@ -6,6 +6,7 @@
 // exactly these shapes; nothing in here knows about either backend.
 
 import type { CapacityType } from '../model/types.ts';
+import type { ActuatorKind } from '../ports/actuator.ts';
 
 /** How long a node record lives without being refreshed: a record whose node is gone ages out. */
 export const NODE_STATE_TTL_MS = 7 * 24 * 3_600_000;
@@ -95,6 +96,24 @@ export interface ReplacementSpec {
   readonly capacityType: CapacityType;
   readonly zones: readonly string[];
   readonly pricePerHour: number;
+  /** The pool it is launched in (records of older builds kept it in the command's detail). */
+  readonly nodePool?: string;
+  /** How it is launched; absent in records of older builds, which only launched through EC2. */
+  readonly actuator?: ActuatorKind;
+  /** The highest price any allowed offering could cost, $/hour (what the plan checked savings against). */
+  readonly worstPricePerHour?: number;
+}
+
+/** A replacement a command asked for: the handle to find it again, and the Node once it registered. */
+export interface LaunchedReplacement {
+  /** Its position in `DisruptionCommand.replacements`. */
+  readonly index: number;
+  /** The EC2 instance id (`ec2`) or the NodeClaim's name (`karpenter`). */
+  readonly ref: string;
+  /** The EC2 instance, once known (a NodeClaim learns it when launched). */
+  readonly instanceId?: string;
+  /** The Node it registered as, once initialized. */
+  readonly nodeName?: string;
 }
 
 /** An in-flight (or recently finished) disruption, the actuator's resumable work item. */
@@ -105,15 +124,21 @@ export interface DisruptionCommand {
   readonly method: DisruptionMethod;
   /** `Empty` | `Underutilized` | ... (the plan's `reason`). */
   readonly reason: string;
-  readonly replacement?: ReplacementSpec;
+  /** Every node the command launches before it evicts anything (empty or absent for a delete). */
+  readonly replacements?: readonly ReplacementSpec[];
   readonly step: CommandStep;
-  readonly launchedInstanceId?: string;
-  readonly replacementNodeName?: string;
+  /** The replacements asked for so far, by index. */
+  readonly launched?: readonly LaunchedReplacement[];
   readonly updatedAt: number;
   /** As for `NodeState.version`: the version read; `putCommand` stores `version + 1`. */
   readonly version: number;
   /** Free-form, for operators (last error, eviction progress). */
   readonly detail?: string;
+}
+
+/** Node names of a command's registered replacements. */
+export function replacementNodeNames(cmd: DisruptionCommand): string[] {
+  return (cmd.launched ?? []).flatMap((l) => (l.nodeName === undefined ? [] : [l.nodeName]));
 }
 
 /** Everything one pass reads at its start and writes at its end. */
