@@ -23,7 +23,7 @@ import { KubeNodeOperations } from '../../src/adapters/kubernetes/nodeOperations
 import { LiveClusterSource } from '../../src/adapters/kubernetes/liveClusterSource.ts';
 import { bundledCatalogPath } from '../../src/adapters/catalog/bundledPaths.ts';
 import { readCatalogFile } from '../../src/adapters/files/index.ts';
-import type { Catalog } from '../../src/core/model/types.ts';
+import type { Catalog, Cluster } from '../../src/core/model/types.ts';
 import type { ActDeps, ActOptions } from '../../src/app/act/executeCommands.ts';
 import type { PassResult } from '../../src/app/runPass.ts';
 import { defaultNodePool } from '../../src/core/input/nodePools.ts';
@@ -31,7 +31,10 @@ import type { NodePool } from '../../src/core/model/types.ts';
 import type { Decision } from '../../src/core/plan.ts';
 import type { StateStore } from '../../src/core/state/ports.ts';
 import { emptyPassState, type DisruptionCommand } from '../../src/core/state/types.ts';
-import { kubeNode, startFakeKubeApi, type FakeKubeApi } from '../support/fakeKubeApi.ts';
+import { KarpenterTerminationFinalizer, kubeNode, startFakeKubeApi, type FakeKubeApi } from '../support/fakeKubeApi.ts';
+import { attachKarpenter, type FakeKarpenter, type FakeKarpenterOptions } from '../support/fakeKarpenter.ts';
+import { KubeNodeClaims } from '../../src/adapters/kubernetes/nodeClaims.ts';
+import type { PoolActuator } from '../../src/core/plan.ts';
 import { uniqueTableName, type LocalDynamo } from '../support/dynalite.ts';
 
 export const T0 = Date.parse('2026-11-21T12:00:00Z');
@@ -50,6 +53,56 @@ export const POOL: NodePool = {
     'eks-consolidator/subnets': 'subnet-a, subnet-b',
   },
 };
+
+/** The same pool as Karpenter serves it: a NodeClaim template, no launch settings. */
+export const KARPENTER_POOL: NodePool = {
+  ...defaultNodePool(),
+  templateLabels: { team: 'web' },
+  nodeClaimTemplate: {
+    nodePoolUid: 'uid-nodepool-default',
+    annotations: { 'example.com/owner': 'platform' },
+    hashAnnotations: { 'karpenter.sh/nodepool-hash': '1234567890', 'karpenter.sh/nodepool-hash-version': 'v3' },
+    startupTaints: [{ key: 'example.com/agent-not-ready', effect: 'NoSchedule' }],
+    nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+    expireAfter: '720h',
+    terminationGracePeriod: '48h',
+    requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+  },
+};
+
+/** Labels Karpenter puts on the nodes it registered. */
+export const KARPENTER_NODE_LABELS = { 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true', team: 'web' };
+
+export const KARPENTER_ACTUATORS: Readonly<Record<string, PoolActuator>> = { default: { actuator: 'karpenter', why: 'Karpenter serves NodePool "default"' } };
+
+/** A pass result whose plan acts on the pool through Karpenter. */
+export function karpenterPassResult(decisions: readonly Decision[]): PassResult {
+  const base = passResult(decisions);
+  return { ...base, plan: { ...base.plan, actuators: KARPENTER_ACTUATORS }, nodePools: [KARPENTER_POOL] };
+}
+
+/** The NodeClaim Karpenter would hold for an existing node: launched, registered, initialized, bound to it. */
+export function nodeClaimFor(node: Record<string, unknown>): Record<string, unknown> {
+  const meta = node['metadata'] as { name: string; labels?: Record<string, string> };
+  const spec = node['spec'] as { providerID: string };
+  const condition = (type: string) => ({ type, status: 'True', reason: type, message: '', lastTransitionTime: '2026-11-21T09:00:00Z' });
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodeClaim',
+    metadata: {
+      name: `default-${meta.name.slice(0, 12).replace(/[^a-z0-9]/g, '')}`,
+      labels: { 'karpenter.sh/nodepool': meta.labels?.['karpenter.sh/nodepool'] ?? 'default' },
+      finalizers: [KarpenterTerminationFinalizer],
+      creationTimestamp: '2026-11-21T08:59:00Z',
+    },
+    spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [] },
+    status: {
+      providerID: spec.providerID,
+      nodeName: meta.name,
+      conditions: [condition('Launched'), condition('Registered'), condition('Initialized'), condition('Ready')],
+    },
+  };
+}
 
 /** Options that keep tests short: 10 s polls, a 30 s margin. */
 export const FAST: ActOptions = { pollIntervalMs: 10_000, marginMs: 30_000, replacementReadyTimeoutMs: 10 * 60_000, maxWaitMs: 60 * 60_000 };
@@ -315,6 +368,8 @@ export interface Clock {
 
 export interface World {
   readonly api: FakeKubeApi;
+  /** Karpenter's stand-in, when the world runs one. */
+  readonly karpenter?: FakeKarpenter;
   readonly ec2: FakeEc2;
   readonly store: DynamoStateStore;
   readonly clock: Clock;
@@ -324,6 +379,8 @@ export interface World {
   readonly terminatedWithPods: { instanceId: string; pods: string[] }[];
   /** Deps for one invocation with `budgetMs` of Lambda time; `store` may be swapped (crash tests). */
   deps(budgetMs: number, overrides?: Partial<ActDeps>): ActDeps;
+  /** The cluster as the pass would read it now. */
+  cluster(): Promise<Cluster>;
   /** Registers the node of a launched instance in the fake Kubernetes API. */
   registerNode(instanceId: string, name: string, ready: boolean): void;
   commands(): Promise<DisruptionCommand[]>;
@@ -336,9 +393,19 @@ export interface World {
  */
 export const SPARE = 'ip-10-7-7-7.ec2.internal';
 
-export async function startWorld(db: LocalDynamo, given: readonly unknown[], options: { readonly spare?: boolean } = {}): Promise<World> {
-  const objects = options.spare === false ? given : [...given, kubeNode(SPARE, { cpu: '8', memory: '32Gi' })];
-  const api = await startFakeKubeApi({ objects });
+export interface WorldOptions {
+  /** Add the idle SPARE node (default true). */
+  readonly spare?: boolean;
+  /**
+   * Run Karpenter's stand-in (test/support/fakeKarpenter.ts) with these settings: every Node given
+   * gets a NodeClaim bound to it, the pool acts through NodeClaims, SPARE included.
+   */
+  readonly karpenter?: Omit<FakeKarpenterOptions, 'now'>;
+}
+
+export async function startWorld(db: LocalDynamo, given: readonly unknown[], options: WorldOptions = {}): Promise<World> {
+  const objects = options.spare === false ? given : [...given, kubeNode(SPARE, { cpu: '8', memory: '32Gi', ...(options.karpenter ? { labels: KARPENTER_NODE_LABELS } : {}) })];
+  const api = await startFakeKubeApi({ objects, ...(options.karpenter ? { karpenterCrds: true } : {}) });
   const ec2 = new FakeEc2();
   for (const object of objects) {
     const o = object as { kind?: string; metadata?: { name?: string }; spec?: { providerID?: string } };
@@ -347,6 +414,14 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
   const tableName = uniqueTableName('act');
   await createStateTable(db.client, tableName);
   const clock: Clock = { nowMs: T0 };
+  let karpenter: FakeKarpenter | undefined;
+  if (options.karpenter !== undefined) {
+    for (const object of objects) {
+      const o = object as { kind?: string };
+      if (o.kind === 'Node') api.store.put(nodeClaimFor(object as Record<string, unknown>));
+    }
+    karpenter = attachKarpenter(api, { ...options.karpenter, now: () => clock.nowMs });
+  }
   const store = new DynamoStateStore({ client: db.client, tableName, clusterName: 'test', clock: () => clock.nowMs });
   const nodes = new KubeNodeOperations(kubeConfigFromEndpoint({ server: api.url, caData: api.caData, token: api.token }), {
     now: () => clock.nowMs,
@@ -354,6 +429,8 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
   const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName: 'test' });
   const kubeConfig = kubeConfigFromEndpoint({ server: api.url, caData: api.caData, token: api.token });
   const live = new LiveClusterSource(kubeConfig);
+  const nodeClaims = new KubeNodeClaims(kubeConfig);
+  const pool = options.karpenter === undefined ? POOL : KARPENTER_POOL;
   const actions: number[] = [];
   const terminatedWithPods: { instanceId: string; pods: string[] }[] = [];
   ec2.onTerminate = (instanceId) => {
@@ -375,6 +452,7 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
   return {
     api,
     ec2,
+    ...(karpenter === undefined ? {} : { karpenter }),
     store,
     clock,
     actions,
@@ -393,8 +471,9 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
         onAction: async (t) => {
           actions.push(t);
         },
-        loadNodePools: async () => [POOL],
-        readWorld: async () => ({ cluster: await live.read(), nodePools: [POOL], catalog: await catalog() }),
+        loadNodePools: async () => [pool],
+        readWorld: async () => ({ cluster: await live.read(), nodePools: [pool], catalog: await catalog() }),
+        ...(options.karpenter === undefined ? {} : { nodeClaims }),
         newCommandId: () => `cmd-${++ids}`,
         ...overrides,
       };
@@ -403,6 +482,7 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
       api.store.put({ ...kubeNode(name, { ready, createdAt: new Date(clock.nowMs).toISOString() }), spec: { providerID: `aws:///us-east-1a/${instanceId}` } });
     },
     commands: () => store.listCommands(clock.nowMs),
+    cluster: () => live.read(),
     close: async () => {
       ec2.restore();
       await api.close();
