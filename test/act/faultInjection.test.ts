@@ -17,13 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actOnPass, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import type { ActDeps } from '../../src/app/act/executeCommands.ts';
 import type { Decision } from '../../src/core/plan.ts';
-import type { InstanceLauncher, NodeOperations } from '../../src/core/ports/actuator.ts';
+import type { InstanceLauncher, NodeClaimApi, NodeOperations } from '../../src/core/ports/actuator.ts';
 import { COMMAND_ANNOTATION } from '../../src/core/ports/actuator.ts';
 import type { StateStore } from '../../src/core/state/ports.ts';
 import { FINAL_COMMAND_STEPS } from '../../src/core/state/types.ts';
 import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { FAST, deleteDecision, passResult, replaceDecision, startWorld, type World } from './harness.ts';
+import { FAST, KARPENTER_NODE_LABELS, deleteDecision, karpenterPassResult, passResult, replaceDecision, startWorld, type World, type WorldOptions } from './harness.ts';
 
 const OLD = 'ip-10-1-1-7.ec2.internal';
 const OLD2 = 'ip-10-2-1-8.ec2.internal';
@@ -37,13 +37,17 @@ interface Scenario {
   readonly name: string;
   readonly objects: () => unknown[];
   readonly decision: Decision;
+  /** Act through Karpenter's NodeClaims, with its stand-in running these settings; absent: through EC2. */
+  readonly karpenter?: WorldOptions['karpenter'];
   /** What the launched instance does: registers Ready, registers NotReady with a pod bound, or nothing. */
   readonly onLaunch: (w: World, instanceId: string) => void;
 }
 
-function busyNode(name: string, prefix: string): unknown[] {
+const ONE = replaceDecision([OLD]).replacements[0]!;
+
+function busyNode(name: string, prefix: string, karpenter = false): unknown[] {
   return [
-    kubeNode(name),
+    kubeNode(name, karpenter ? { labels: KARPENTER_NODE_LABELS } : {}),
     kubePod('default', `${prefix}-1`, { node: name }),
     kubePod('default', `${prefix}-2`, { node: name }),
     kubePod('kube-system', `aws-node-${prefix}`, { node: name, owner: { kind: 'DaemonSet', name: 'aws-node' } }),
@@ -74,6 +78,35 @@ const SCENARIOS: readonly Scenario[] = [
     objects: () => [...busyNode(OLD, 'web'), ...busyNode(OLD2, 'api')],
     decision: replaceDecision([OLD, OLD2]),
     onLaunch: (w, id) => w.registerNode(id, NEW, true),
+  },
+  {
+    // Passes are 5 minutes apart: the NodeClaim is seen launching, registered, then initialized.
+    name: 'karpenter: single-node replace through a NodeClaim',
+    objects: () => busyNode(OLD, 'web', true),
+    decision: replaceDecision([OLD]),
+    karpenter: { launchDelayMs: 2 * MINUTE, registerDelayMs: 4 * MINUTE, initializeDelayMs: 3 * MINUTE },
+    onLaunch: () => {},
+  },
+  {
+    name: 'karpenter: m-to-n repack through two NodeClaims',
+    objects: () => [...busyNode(OLD, 'web', true), ...busyNode(OLD2, 'api', true)],
+    decision: replaceDecision([OLD, OLD2], { replacements: [ONE, ONE], move: 'm-to-n' }),
+    karpenter: { registerDelayMs: 3 * MINUTE },
+    onLaunch: () => {},
+  },
+  {
+    name: 'karpenter: single-node delete through the NodeClaim',
+    objects: () => busyNode(OLD, 'web', true),
+    decision: deleteDecision([OLD], 'single-node'),
+    karpenter: {},
+    onLaunch: () => {},
+  },
+  {
+    name: 'karpenter: replace rolled back (the NodeClaim never registers)',
+    objects: () => busyNode(OLD, 'web', true),
+    decision: replaceDecision([OLD]),
+    karpenter: { neverRegister: () => true, registrationTimeoutMs: 12 * MINUTE },
+    onLaunch: () => {},
   },
   {
     name: 'replace rolled back (replacement never Ready, a pod bound to it)',
@@ -146,6 +179,17 @@ function faultyDeps(base: ActDeps, faults: Faults): ActDeps {
     terminate: (id, o) => faults.step(`terminate ${o.requireOurTag ? 'replacement' : 'old instance'}`, () => i.terminate(id, o)),
     describe: (id) => i.describe(id),
   };
+  const c = base.nodeClaims;
+  const nodeClaims: NodeClaimApi | undefined =
+    c === undefined
+      ? undefined
+      : {
+          create: (r) => faults.step(`create NodeClaim #${r.index}`, () => c.create(r)),
+          get: (name) => c.get(name),
+          findForNode: (node) => c.findForNode(node),
+          delete: (name, o) => faults.step(`delete NodeClaim ${name.startsWith('default-ip') ? 'old' : 'replacement'}`, () => c.delete(name, o)),
+          listOurs: () => c.listOurs(),
+        };
   const s = base.store;
   const store: StateStore = {
     load: (t) => s.load(t),
@@ -157,7 +201,7 @@ function faultyDeps(base: ActDeps, faults: Faults): ActDeps {
     listCommands: (t) => s.listCommands(t),
     putCommand: (cmd, v) => faults.step(`store command (${cmd.step})`, () => s.putCommand(cmd, v)),
   };
-  return { ...base, nodes, instances, store, remainingMs: () => (faults.outOfTime ? 0 : base.remainingMs()) };
+  return { ...base, nodes, instances, ...(nodeClaims === undefined ? {} : { nodeClaims }), store, remainingMs: () => (faults.outOfTime ? 0 : base.remainingMs()) };
 }
 
 function short(name: string): string {
@@ -176,14 +220,15 @@ interface Outcome {
 
 /** Runs the scenario pass after pass with one fault at step `at` (none: a clean run). */
 async function run(db: LocalDynamo, scenario: Scenario, at: number | undefined, mode: Mode): Promise<Outcome> {
-  const w = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), ...scenario.objects()]);
+  const w = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), ...scenario.objects()], scenario.karpenter === undefined ? {} : { karpenter: scenario.karpenter });
   try {
     w.ec2.onLaunch = (id) => scenario.onLaunch(w, id);
     const faults = new Faults(at, mode);
     for (let pass = 0; pass < MAX_PASSES; pass += 1) {
       faults.newInvocation();
       const deps = faultyDeps(w.deps(2 * MINUTE), faults);
-      await (pass === 0 ? actOnPass(passResult([scenario.decision]), deps, FAST) : resumeCommands(deps, FAST));
+      const result = scenario.karpenter === undefined ? passResult([scenario.decision]) : karpenterPassResult([scenario.decision]);
+      await (pass === 0 ? actOnPass(result, deps, FAST) : resumeCommands(deps, FAST));
       w.clock.nowMs += 5 * MINUTE;
       const commands = await w.commands();
       if (pass > 0 && commands.every((c) => FINAL_COMMAND_STEPS.has(c.step))) break;
@@ -214,16 +259,23 @@ async function inspect(w: World): Promise<Omit<Outcome, 'boundary' | 'names'>> {
       return id.slice(id.lastIndexOf('/') + 1);
     }),
   );
-  const leaked = w.ec2
-    .launched()
-    .filter((i) => i.state !== 'shutting-down' && i.state !== 'terminated' && !registered.has(i.id))
-    .map((i) => i.id);
+  w.karpenter?.reconcile();
+  const terminatedByKarpenter = new Set(w.karpenter?.terminatedInstances ?? []);
+  const leaked = [
+    ...w.ec2
+      .launched()
+      .filter((i) => i.state !== 'shutting-down' && i.state !== 'terminated' && !registered.has(i.id))
+      .map((i) => i.id),
+    // Karpenter's: an instance neither terminated nor joined, or a NodeClaim of ours with no Node that is not being deleted.
+    ...(w.karpenter?.launchedInstances ?? []).filter((id) => !terminatedByKarpenter.has(id) && !registered.has(id)),
+    ...(w.karpenter?.leakedClaims() ?? []).map((claim) => `NodeClaim ${String((claim['metadata'] as Record<string, unknown>)['name'])}`),
+  ];
   const stranded = w.api.store
     .list('Node')
     .filter((n) => {
       const spec = (n['spec'] ?? {}) as { taints?: { key: string }[]; unschedulable?: boolean };
       const annotations = ((n['metadata'] as Record<string, unknown>)['annotations'] ?? {}) as Record<string, string>;
-      return spec.unschedulable === true || (spec.taints ?? []).some((t) => t.key === 'karpenter.sh/disrupted') || COMMAND_ANNOTATION in annotations;
+      return spec.unschedulable === true || (spec.taints ?? []).some((t) => t.key === 'karpenter.sh/disrupted' || t.key === 'eks-consolidator.io/disrupting') || COMMAND_ANNOTATION in annotations;
     })
     .map((n) => String((n['metadata'] as Record<string, unknown>)['name']));
   return {
@@ -270,9 +322,13 @@ describe.each(SCENARIOS)('fault injection: $name', (scenario) => {
     expect(rows).toHaveLength(clean.names.length * 3);
     // The boundaries the issue names are among those tried.
     if (scenario.decision.action === 'replace' && !scenario.name.includes('rolled back')) {
-      expect(rows.map((r) => r.boundary)).toContain(`crash-after CreateFleet (#${clean.names.indexOf('CreateFleet') + 1})`);
+      const launch = scenario.karpenter === undefined ? 'CreateFleet' : 'create NodeClaim #0';
+      expect(rows.map((r) => r.boundary)).toContain(`crash-after ${launch} (#${clean.names.indexOf(launch) + 1})`);
     }
-    if (scenario.name !== 'replace rolled back (replacement never Ready, a pod bound to it)') {
+    if (scenario.karpenter !== undefined && !scenario.name.includes('rolled back')) {
+      expect(clean.names).toContain('delete NodeClaim old');
+    }
+    if (scenario.karpenter === undefined && !scenario.name.includes('rolled back')) {
       // After the last old Node is deleted, the next step is recording the command.
       const deleteAt = clean.names.map((n) => n.startsWith('delete Node old')).lastIndexOf(true);
       expect(deleteAt).toBeGreaterThanOrEqual(0);

@@ -9,7 +9,7 @@
 //   budgets one budget of 10% of the pool's nodes; weight 0; no limits; on-demand only (below).
 import { CronExpressionParser } from 'cron-parser';
 import { InputError } from '../errors.ts';
-import type { Budget, DisruptionReason, NodePool, Requirement } from '../model/types.ts';
+import type { Budget, DisruptionReason, Labels, NodeClaimTemplateSource, NodePool, Requirement } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
 import { parseDurationOrNever, parseGoDurationDetailed } from './duration.ts';
@@ -197,6 +197,69 @@ function parseLaunch(f: Fields, templateSpec: JsonRecord, annotations: Record<st
   return Object.keys(launch).length > 0 ? launch : undefined;
 }
 
+/**
+ * The NodePool's own annotations Karpenter's hash controller (controllers/nodepool/hash) writes; a claim
+ * carrying them is compared against its pool for static drift (nodeclaim/disruption/drift.go).
+ */
+const NODEPOOL_HASH_ANNOTATIONS = ['karpenter.sh/nodepool-hash', 'karpenter.sh/nodepool-hash-version'] as const;
+/** The CRD's pattern for NodeClaim and NodePool `terminationGracePeriod` (no `Never`, no fractions). */
+const TERMINATION_GRACE_PERIOD = /^([0-9]+(s|m|h))+$/;
+
+interface TemplateParts {
+  readonly metadata: JsonRecord;
+  readonly annotations: Labels;
+  readonly templateMeta: JsonRecord;
+  readonly templateSpec: JsonRecord;
+  /** The pool's requirements as written (no default added), already checked. */
+  readonly requirements: readonly Requirement[];
+}
+
+/**
+ * What a NodeClaim built from this pool copies besides labels and taints, the way Karpenter's
+ * provisioner copies it (`NodeClaimTemplate.ToNodeClaim` in apis/v1/nodepool.go, then
+ * provisioning/scheduling/nodeclaimtemplate.go). Only a pool with a `nodeClassRef` has one: Karpenter
+ * cannot launch a NodeClaim without a node class, so a pool without one cannot be acted on through it.
+ */
+function parseNodeClaimTemplate(f: Fields, parts: TemplateParts): NodeClaimTemplateSource | undefined {
+  const refPath = 'spec.template.spec.nodeClassRef';
+  const ref = f.optRecord(parts.templateSpec['nodeClassRef'], refPath);
+  if (ref === undefined) return undefined;
+  const group = f.string(ref['group'], `${refPath}.group`);
+  // The CRD's pattern: a group is an API group name, never `group/version`.
+  if (group.includes('/')) f.fail(`${refPath}.group`, `${show(group)} must be an API group without a version, such as "karpenter.k8s.aws"`);
+  const nodeClassRef = { group, kind: f.string(ref['kind'], `${refPath}.kind`), name: f.string(ref['name'], `${refPath}.name`) };
+
+  const uid = f.optString(parts.metadata['uid'], 'metadata.uid');
+  const hashAnnotations: Record<string, string> = {};
+  for (const key of NODEPOOL_HASH_ANNOTATIONS) {
+    const value = parts.annotations[key];
+    if (value !== undefined) hashAnnotations[key] = value;
+  }
+  // expireAfter's value is checked where the pool reads it (expireAfterMs); YAML's bare 0 is `0s`.
+  const rawExpireAfter = parts.templateSpec['expireAfter'];
+  const expireAfter = typeof rawExpireAfter === 'string' ? rawExpireAfter : rawExpireAfter === 0 ? '0s' : undefined;
+  const gracePath = 'spec.template.spec.terminationGracePeriod';
+  const terminationGracePeriod = f.optString(parts.templateSpec['terminationGracePeriod'], gracePath);
+  if (terminationGracePeriod !== undefined && !TERMINATION_GRACE_PERIOD.test(terminationGracePeriod)) {
+    f.fail(gracePath, `${show(terminationGracePeriod)} must be a duration of whole hours, minutes and seconds such as 24h or 1h30m (the CRD's pattern; Never is not allowed)`);
+  }
+  return {
+    ...(uid === undefined || uid === '' ? {} : { nodePoolUid: uid }),
+    annotations: f.stringMap(parts.templateMeta['annotations'], 'spec.template.metadata.annotations'),
+    hashAnnotations,
+    startupTaints: parseTaints(f, parts.templateSpec['startupTaints'], 'spec.template.spec.startupTaints'),
+    nodeClassRef,
+    ...(expireAfter === undefined ? {} : { expireAfter }),
+    ...(terminationGracePeriod === undefined ? {} : { terminationGracePeriod }),
+    requirements: parts.requirements.map((r) => ({
+      key: r.key,
+      operator: r.operator,
+      ...(r.values.length > 0 ? { values: [...r.values] } : {}),
+      ...(r.minValues === undefined ? {} : { minValues: r.minValues }),
+    })),
+  };
+}
+
 export interface NodePoolParseOptions {
   /**
    * The objects come from the cluster's API server, which has already checked them against the CRD
@@ -241,12 +304,15 @@ function parseNodePool(raw: JsonRecord, index: number, options: NodePoolParseOpt
     if (RESTRICTED_REQUIREMENT_KEYS.has(key)) f.fail(path, `label ${show(key)} is restricted (Karpenter sets it)`);
     if (isRestrictedKarpenterDomain(key)) f.fail(path, `label ${show(key)}: the karpenter.sh label domain is restricted`);
   }
+  // What a NodeClaim copies is the requirements as written: read them before the default is added.
+  const writtenRequirements = [...requirements];
   if (!requirements.some((r) => r.key === LabelKeys.capacityType)) requirements.push(DEFAULT_CAPACITY_TYPE_REQUIREMENT);
 
   const budgets = parseBudgets(f, disruption['budgets']);
   const replicas = parseReplicas(f, spec);
 
   const launch = parseLaunch(f, templateSpec, annotations);
+  const nodeClaimTemplate = parseNodeClaimTemplate(f, { metadata, annotations, templateMeta, templateSpec, requirements: writtenRequirements });
   // Karpenter never consolidates a static pool, whatever spec.disruption says.
   const karpenterConsolidates =
     replicas !== undefined ? false : handover === undefined ? wouldConsolidate(disruption['consolidateAfter'], budgets) : karpenterView(f, specDisruption);
@@ -267,6 +333,7 @@ function parseNodePool(raw: JsonRecord, index: number, options: NodePoolParseOpt
     budgets,
     limits: parseResources(spec['limits'], 'spec.limits', f.object),
     ...(launch ? { launch } : {}),
+    ...(nodeClaimTemplate ? { nodeClaimTemplate } : {}),
     ...(replicas === undefined ? {} : { replicas }),
     karpenterConsolidates,
     ...(handover === undefined ? {} : { handedOver: true }),
