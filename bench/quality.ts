@@ -4,14 +4,14 @@
 // evicted pods are bound again the way kube-scheduler does it (least allocated node first, in eviction
 // order), with pods that find no node left Pending and tried again after every later pass. Printed per
 // run: start and end cost, the LP lower bound of the start cluster (no plan can end below it), the
-// ratio, pods Pending at the end, evictions, passes, and how much of the saving came from moves the
-// actuator only plans (more than one replacement).
+// ratio, pods Pending at the end, evictions and passes.
 //
 // Modes:
 //   karpenter  - Karpenter's methods only (emptiness, multi-node, single-node), no replacement size
 //                bound, no kube-scheduler check: how the project decided before issue 11;
-//   issue-11   - everything: m-to-n repacks, size bound, kube-scheduler check, Karpenter's launch prices;
-//   acting     - issue-11 as the Lambda acts today: planned-only (multi-replacement) moves are skipped.
+//   issue-11   - everything: m-to-n repacks, size bound, kube-scheduler check, Karpenter's launch prices
+//                (every decision is carried out, as the actuator does: a move's replacements are all
+//                launched before any eviction).
 //
 // Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted. QUALITY_DEBUG=1 prints
 // each pass's decisions; QUALITY_NOTES=<pass> prints that pass's most frequent notes (why nodes stayed);
@@ -19,7 +19,7 @@
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
 // it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
 // really removed (followed).
-import { actedOn, defaultLimits, projectLaterWaves } from '../src/core/disruption/laterWaves.ts';
+import { defaultLimits, projectLaterWaves } from '../src/core/disruption/laterWaves.ts';
 import { runConsolidationPass, type PassInput } from '../src/core/disruption/pass.ts';
 import { clusterLowerBound } from '../src/core/efficiency/lowerBound.ts';
 import { goDurationOrNull } from '../src/core/input/duration.ts';
@@ -246,7 +246,7 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
   return { cluster: bindLeastAllocated(cluster, cluster.pods.filter((p) => p.nodeName === undefined), pools), evicted };
 }
 
-type Mode = 'karpenter' | 'issue-11' | 'acting';
+type Mode = 'karpenter' | 'issue-11';
 
 function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   let cluster = generate(nodes, seed);
@@ -259,7 +259,6 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   const bound = clusterLowerBound({ cluster, nodePools: pools, catalog, verdicts: first.verdicts }).lowerBoundPerHour!;
   let evictions = 0;
   let passes = 0;
-  let plannedOnly = 0;
   let firstPassEnd = startCost;
   let firstPlanEnd = startCost;
   let plannedWaves = 0;
@@ -272,8 +271,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const passStarted = performance.now();
     const outcome = runConsolidationPass({ ...base, cluster, nowMs });
     const passSeconds = (performance.now() - passStarted) / 1000;
-    const planned = outcome.decisions.filter((d) => d.dryRunOnly !== undefined);
-    const acted = mode === 'acting' ? outcome.decisions.filter((d) => d.dryRunOnly === undefined) : outcome.decisions;
+    const acted = outcome.decisions;
     if (pass === 1) {
       firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
       // The first pass's whole plan: its own decisions and the later waves it projects (laterWaves.ts),
@@ -281,12 +279,11 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
       const projectionStarted = performance.now();
       const projection = projectLaterWaves({ ...base, cluster, nowMs }, outcome, process.env["QUALITY_WAVES"] === "default" ? defaultLimits(outcome) : { waves: 40 });
       projectionSeconds = (performance.now() - projectionStarted) / 1000;
-      const planned = [outcome.decisions, ...projection.waves.map((w) => w.decisions)].flat().filter(actedOn);
+      const planned = [outcome.decisions, ...projection.waves.map((w) => w.decisions)].flat();
       firstPlanEnd = startCost - planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
-      plannedWaves = 1 + projection.waves.filter((w) => w.decisions.some(actedOn)).length;
+      plannedWaves = 1 + projection.waves.filter((w) => w.decisions.length > 0).length;
       plannedRemoved = new Set(planned.flatMap((d) => d.nodes).filter((n) => startNodes.has(n)));
     }
-    if (mode !== 'acting') plannedOnly += planned.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
     if (process.env['QUALITY_NOTES'] && acted.length === 0) {
       const cut = [...outcome.notes.values()].flat().find((n) => n.includes('carried out with the rest'));
       if (cut) console.error(`pass ${pass}: no decision; ${cut}`);
@@ -333,7 +330,6 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     pending: cluster.pods.filter((p) => p.nodeName === undefined).length,
     evictions,
     passes,
-    plannedOnly,
     seconds: (performance.now() - started) / 1000,
   };
 }
@@ -363,9 +359,9 @@ function numbers(arg: string, what: string, percent = false): number[] {
 const sizes = numbers(process.argv[2] ?? '100,500', 'sizes');
 const seeds = numbers(process.argv[3] ?? '1,2,3', 'seeds');
 const budgets = numbers(process.argv[4] ?? '10,100', 'budgets', true);
-const modes = (process.argv[5] ?? "karpenter,issue-11,acting").split(",") as Mode[];
+const modes = (process.argv[5] ?? "karpenter,issue-11").split(",") as Mode[];
 const rows: ReturnType<typeof run>[] = [];
-console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  planned-only$/h  seconds  projection-s');
+console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  seconds  projection-s');
 for (const nodes of sizes) {
   for (const seed of seeds) {
     for (const budget of budgets) {
@@ -373,7 +369,7 @@ for (const nodes of sizes) {
         const r = run(nodes, seed, budget, mode);
         rows.push(r);
         console.log(
-          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ratio.toFixed(3).padStart(10)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.plannedOnly.toFixed(3).padStart(16)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
+          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ratio.toFixed(3).padStart(10)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
         );
       }
     }

@@ -26,6 +26,12 @@
 //   KARPENTER                           `auto` (default) | `present` | `absent`: whether Karpenter's own
 //                                       disruption controller runs next to this product (auto: detected
 //                                       from node labels, or assumed when NodePools come from the API)
+//   ACTUATOR                            `auto` (default) | `karpenter` | `ec2`: how decisions are carried out;
+//                                       karpenter: NodeClaims (nodes stay in Karpenter's lifecycle), ec2:
+//                                       CreateFleet from launch templates; auto: karpenter for the pools
+//                                       Karpenter serves (as KARPENTER detects it), ec2 for the others
+//   MAX_NODES_PER_COMMAND               100; the most nodes one decision disrupts (a positive whole
+//                                       number; 100 is the cap of Karpenter's multi-node consolidation)
 //   DYNAMODB_ENDPOINT                   optional; e.g. `http://127.0.0.1:8000` (dynalite) for local runs
 //   LOG_LEVEL                           `debug` | `info` (default) | `warn` | `error`
 //
@@ -38,6 +44,8 @@ import type { KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { parseFeatureGates, type FeatureGates } from '../core/featureGates.ts';
 import { parseReplacementBound, type ReplacementBound } from '../core/disruption/sizeBound.ts';
 import { parsePlanWaves, type PlanWaves } from '../core/disruption/laterWaves.ts';
+import { parseActuatorSetting, type ActuatorSetting } from '../core/disruption/actuatorChoice.ts';
+import { parseMaxNodesPerCommand } from '../core/disruption/commandCap.ts';
 
 export type ClusterSourceConfig = { readonly kind: 'eks' } | { readonly kind: 'file'; readonly path: string };
 export type NodePoolsSourceConfig = { readonly kind: 'kubernetes' } | { readonly kind: 'file'; readonly path: string };
@@ -62,6 +70,10 @@ export interface Config {
   readonly replacementReadyTimeoutMs: number;
   readonly drainTimeoutMs: number;
   readonly karpenter: KarpenterPresence;
+  /** Which actuator acts on the pools; the plan's `actuators` says what `auto` chose per pool. */
+  readonly actuator: ActuatorSetting;
+  /** The most nodes one decision disrupts. */
+  readonly maxNodesPerCommand: number;
   readonly dynamoDbEndpoint?: string;
   readonly logLevel: LogLevel;
 }
@@ -136,6 +148,21 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     throw new ConfigError('KARPENTER', `${JSON.stringify(env['KARPENTER'])} is not auto, present or absent`);
   }
 
+  let actuator: ActuatorSetting;
+  let maxNodesPerCommand: number;
+  try {
+    actuator = parseActuatorSetting(env['ACTUATOR'], 'ACTUATOR');
+  } catch (error) {
+    if (error instanceof InputError) throw new ConfigError('ACTUATOR', error.problem);
+    throw error;
+  }
+  try {
+    maxNodesPerCommand = parseMaxNodesPerCommand(env['MAX_NODES_PER_COMMAND'], 'MAX_NODES_PER_COMMAND');
+  } catch (error) {
+    if (error instanceof InputError) throw new ConfigError('MAX_NODES_PER_COMMAND', error.problem);
+    throw error;
+  }
+
   const dynamoDbEndpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (dynamoDbEndpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(dynamoDbEndpoint)) {
     throw new ConfigError('DYNAMODB_ENDPOINT', `${JSON.stringify(dynamoDbEndpoint)} is not an http(s) URL`);
@@ -171,6 +198,8 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     functionTimeoutMs: functionTimeoutSeconds * 1000,
     replacementReadyTimeoutMs: number(env, 'REPLACEMENT_READY_TIMEOUT_SECONDS', 600, { min: 30, max: 3_600, integer: true }) * 1000,
     karpenter,
+    actuator,
+    maxNodesPerCommand,
     drainTimeoutMs: number(env, 'DRAIN_TIMEOUT_SECONDS', 3_600, { min: 60, max: 7 * 24 * 3_600, integer: true }) * 1000,
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     logLevel,

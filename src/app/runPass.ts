@@ -24,6 +24,7 @@ import { minimumLifetimeOk, noChangeSkip, recordSearch, stabilizationHold } from
 import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
 import { planAroundInFlight } from '../core/disruption/inFlight.ts';
 import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
+import { actuatorNotes, chooseActuators, type ActuatorSetting } from '../core/disruption/actuatorChoice.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
 import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
 import { parseDetail } from './act/commandDetail.ts';
@@ -75,6 +76,14 @@ export interface PassSettings {
    * (not dry runs). The replay turns it off: its passes are simulated.
    */
   readonly ledger?: boolean;
+  /** The most nodes one decision disrupts (`MAX_NODES_PER_COMMAND`; default 100, core/disruption/commandCap.ts). */
+  readonly maxNodesPerCommand?: number;
+  /**
+   * Which actuator acts on the pools (`ACTUATOR`, default `auto`: Karpenter NodeClaims where Karpenter
+   * serves the pool, EC2 launch templates elsewhere; core/disruption/actuatorChoice.ts). The choice per
+   * pool is in the plan's `actuators`.
+   */
+  readonly actuator?: ActuatorSetting;
 }
 
 export interface PassResult {
@@ -167,6 +176,16 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     for (const [pool, why] of conflicts) {
       if (inScope(settings.scope)(pools.get(pool)!)) notes.push(settings.dryRun ? `a real run would not act on NodePool "${pool}": ${why}` : why);
     }
+    // Which actuator carries out each in-scope pool's decisions: in the plan, for the actuator and a person.
+    const scopedPools = nodePools.filter(inScope(settings.scope));
+    const actuators = chooseActuators({
+      nodePools: scopedPools,
+      nodes: cluster.nodes,
+      setting: settings.actuator ?? 'auto',
+      presence: settings.karpenterPresence ?? 'auto',
+      poolsFromCluster: settings.nodePoolsFromCluster ?? false,
+    });
+    notes.push(...actuatorNotes(scopedPools, actuators));
     const leftToKarpenter = (node: Node) => (!settings.dryRun && node.nodePool !== undefined ? conflicts.get(node.nodePool) : undefined);
 
     // Unfinished commands: their nodes are in flight, and the pods they are moving are placed first.
@@ -200,6 +219,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       ],
       poolFilter: inScope(settings.scope),
       ...(settings.replacementBound === undefined ? {} : { replacementBound: settings.replacementBound }),
+      ...(settings.maxNodesPerCommand === undefined ? {} : { maxNodesPerCommand: settings.maxNodesPerCommand }),
       methods: view.unplaced.length > 0 ? ([] as const) : settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,
     };
 
@@ -252,6 +272,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       lowerBound,
       pods: cluster.pods,
       ...(projection ? { projection } : {}),
+      actuators,
     });
     const stored = store && mutating ? await store.save(next, previous, nowMs) : next;
     if (store?.appendLedger && (settings.ledger ?? !settings.dryRun)) {

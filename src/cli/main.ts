@@ -3,6 +3,9 @@
 import { parseArgs } from 'node:util';
 import { parseReplacementBound } from '../core/disruption/sizeBound.ts';
 import { parsePlanWaves } from '../core/disruption/laterWaves.ts';
+import { parseActuatorSetting } from '../core/disruption/actuatorChoice.ts';
+import { parseKarpenterPresence } from '../core/disruption/coexistence.ts';
+import { parseMaxNodesPerCommand } from '../core/disruption/commandCap.ts';
 import { runPass } from '../app/runPass.ts';
 import { FileStateStore, localProcessId } from '../adapters/state/fileStateStore.ts';
 import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
@@ -21,7 +24,8 @@ import { replayCommand } from './replay.ts';
 const USAGE = `usage: eks-consolidator plan [CLUSTER_FILE | -] [--cluster FILE] [--catalog FILE] [--config FILE]
                              [--state FILE] [--now ISO8601] [-o, --format json|table|wide]
                              [--wide] [--show-moves] [--color auto|always|never]
-                             [--feature-gates NAME=BOOL,...]
+                             [--feature-gates NAME=BOOL,...] [--max-nodes-per-command N]
+                             [--actuator auto|karpenter|ec2] [--karpenter auto|present|absent]
        eks-consolidator replay [options]       (eks-consolidator replay --help)
        eks-consolidator --help | --version`;
 
@@ -46,6 +50,17 @@ Inputs (each file is JSON or a multi-document YAML stream):
   --now ISO8601       the pass time, e.g. 2026-11-21T12:00:00Z. default: the current time
   --feature-gates G   Karpenter's syntax, e.g. SpotToSpotConsolidation=true
                       default: the FEATURE_GATES variable, else every gate off
+  --max-nodes-per-command N
+                      the most nodes one decision disrupts (Karpenter's multi-node cap is 100);
+                      more empty nodes than that are deleted in several decisions
+                      default: the MAX_NODES_PER_COMMAND variable, else 100
+  --actuator A        how a real run would carry the decisions out, shown per NodePool in the plan:
+                      karpenter (NodeClaims), ec2 (launch templates), or auto: karpenter where
+                      Karpenter serves the pool (see --karpenter), else ec2
+                      default: the ACTUATOR variable, else auto
+  --karpenter K       whether Karpenter runs in the cluster: auto (a pool's nodes carry Karpenter's
+                      registration labels), present or absent
+                      default: the KARPENTER variable, else auto
 
 Output:
   -o, --format F      json (default): the plan as JSON, the shape other tools read
@@ -60,6 +75,8 @@ Output:
 
 Environment:
   FEATURE_GATES       as --feature-gates, when the flag is not given
+  MAX_NODES_PER_COMMAND, ACTUATOR, KARPENTER
+                      as --max-nodes-per-command, --actuator and --karpenter, when the flag is not given
   NO_COLOR            any non-empty value: no colour
   REPLACEMENT_BOUND   how large a replacement may be: a scale of the largest node a move removes,
                       optionally with maxPods=N (e.g. 3,maxPods=110), or off. default: 2
@@ -136,6 +153,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         'show-moves': { type: 'boolean' },
         color: { type: 'string', default: 'auto' },
         'feature-gates': { type: 'string' },
+        'max-nodes-per-command': { type: 'string' },
+        actuator: { type: 'string' },
+        karpenter: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -168,6 +188,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const gates = parseFeatureGates((values['feature-gates'] as string | undefined) ?? io.env['FEATURE_GATES'], values['feature-gates'] !== undefined ? '--feature-gates' : 'FEATURE_GATES');
   const replacementBound = parseReplacementBound(io.env['REPLACEMENT_BOUND']);
   const planWaves = parsePlanWaves(io.env['PLAN_WAVES']);
+  // Each of these: the flag, else the variable of the Lambda's configuration; an error names the one used.
+  const fromFlagOrEnv = <T>(flag: string, variable: string, parse: (text: string | undefined, source: string) => T): T =>
+    values[flag] !== undefined ? parse(values[flag] as string, `--${flag}`) : parse(io.env[variable], variable);
+  const maxNodesPerCommand = fromFlagOrEnv('max-nodes-per-command', 'MAX_NODES_PER_COMMAND', parseMaxNodesPerCommand);
+  const actuator = fromFlagOrEnv('actuator', 'ACTUATOR', parseActuatorSetting);
+  const karpenterPresence = fromFlagOrEnv('karpenter', 'KARPENTER', parseKarpenterPresence);
 
   // CONTRACT section 1: no inputs at all plans the embedded demo; otherwise a missing --cluster is the
   // demo's cluster, a missing --catalog the bundled catalog, a missing --config one default NodePool.
@@ -195,7 +221,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       { readCluster: async () => cluster, loadCatalog: async () => ({ catalog, warnings: [] }), loadNodePools: async () => nodePools, ...(store ? { state: store } : {}) },
       // A plan is a dry run: it only ever writes the state file, and only when asked to. The file's lease
       // is held in wall-clock time, whatever --now says, by this process (a killed run's lease is broken).
-      { nowMs, gates, replacementBound, planWaves, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
+      { nowMs, gates, replacementBound, planWaves, maxNodesPerCommand, actuator, karpenterPresence, nodePoolsFromCluster: false, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
     );
   let result = await pass();
   // Another run is using the state file: wait a little for it, never print an empty plan as a success.

@@ -7,6 +7,8 @@
 // cuts nothing: full node names, every instance type, the reasons as the last column.
 // Colour only when asked for (the CLI decides: a terminal, no NO_COLOR), and never needed to read it.
 import { HOURS_PER_MONTH, type Decision, type Plan, type PlanEfficiency, type PlanNode, type PlanProjection } from '../core/plan.ts';
+import { describeActuator } from '../core/disruption/actuatorChoice.ts';
+import type { ActuatorKind } from '../core/ports/actuator.ts';
 import { balancedLines } from './balancedTable.ts';
 
 export const DEFAULT_TABLE_WIDTH = 120;
@@ -194,13 +196,12 @@ function efficiencyLines(e: PlanEfficiency | undefined): string[] {
   const perHour = (n: number) => `${money(n)}/hr`;
   // Every node of the cluster (those outside NodePools too, as the bound counts them).
   const end = `all nodes end at ${perHour(e.endCostPerHour)} (from ${perHour(e.startCostPerHour)})`;
-  const plannedOnly = e.plannedOnlyPerHour > 0 ? `; ${perHour(e.plannedOnlyPerHour)} of the savings in planned-only moves` : '';
   const lines: string[] = [];
   if (e.lowerBoundPerHour === null) {
-    lines.push(`efficiency: ${end}; no lower bound (no capacity the NodePools allow holds the pods)${plannedOnly}`);
+    lines.push(`efficiency: ${end}; no lower bound (no capacity the NodePools allow holds the pods)`);
   } else {
     const ratio = e.ratio === null ? '' : `, ${e.ratio.toFixed(3)}x`;
-    lines.push(`efficiency: ${end}${ratio} the lower bound ${perHour(e.lowerBoundPerHour)}: ${perHour(e.leftPerHour ?? 0)} left${plannedOnly}`);
+    lines.push(`efficiency: ${end}${ratio} the lower bound ${perHour(e.lowerBoundPerHour)}: ${perHour(e.leftPerHour ?? 0)} left`);
   }
   const held = Object.entries(e.heldBack)
     .filter(([, v]) => v.nodes > 0)
@@ -208,6 +209,21 @@ function efficiencyLines(e: PlanEfficiency | undefined): string[] {
     .map(([cause, v]) => `${cause} ${v.nodes} (${perHour(v.pricePerHour)})`);
   if (held.length > 0) lines.push(`nodes held back: ${held.join(', ')}`);
   return lines;
+}
+
+/**
+ * Which actuator acts on the pools: one line naming each actuator's pools, with the reason when every
+ * pool has the same one, else a short line per pool with its reason. Empty when the plan does not say.
+ */
+function actuatorLines(actuators: Plan['actuators']): string[] {
+  const entries = Object.entries(actuators ?? {});
+  if (entries.length === 0) return [];
+  const byKind = new Map<ActuatorKind, string[]>();
+  for (const [pool, a] of entries) byKind.set(a.actuator, [...(byKind.get(a.actuator) ?? []), pool]);
+  const groups = [...byKind].map(([kind, pools]) => `${describeActuator(kind)} for ${pools.join(', ')}`).join('; ');
+  const whys = new Set(entries.map(([, a]) => a.why));
+  if (whys.size === 1) return [`acting through: ${groups} (${entries[0]![1].why})`];
+  return [`acting through: ${groups}`, ...entries.map(([pool, a]) => `  ${pool}: ${a.actuator}, ${a.why}`)];
 }
 
 /** The later waves in one summary line (issue 11 item 6); empty when the plan projects none. */
@@ -236,7 +252,7 @@ function waveLines(p: PlanProjection | undefined, layout: { wide: boolean; width
     const shown = wide ? wave.decisions : wave.decisions.slice(0, MAX_WAVE_DECISIONS);
     for (const d of shown) {
       const launch = d.replacements.map((r) => `${r.capacityType} ${r.instanceTypes[0] ?? '?'}`).join(' + ');
-      const tail = `${launch ? ` with ${launch}` : ''}: ${d.evictedPods.length} pod(s), saves ${money(d.savingsPerHour)}/hr${d.dryRunOnly ? ' (planned only)' : ''}`;
+      const tail = `${launch ? ` with ${launch}` : ''}: ${d.evictedPods.length} pod(s), saves ${money(d.savingsPerHour)}/hr`;
       const names = d.nodes.map(short);
       const nodes = wide ? names.join(', ') : listWithCount(names, Math.max(20, width - 8 - d.action.length - tail.length));
       out.push(...wrap(`${d.action} ${nodes}${tail}`, width, '      ', '    - '));
@@ -293,6 +309,8 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
     const unknown = plan.nodes.length - priced.length;
     out.push(`  nodes cost ${money(cost)} per hour, ${monthly(cost)} per month${unknown > 0 ? ` (${unknown} node(s) of unknown price not counted)` : ''}`);
   }
+  // A pool's own line sits under the "acting through" line.
+  for (const line of actuatorLines(plan.actuators)) out.push(...(line.startsWith('  ') ? wrap(line, width, '        ', '    ') : wrap(line, width, '    ', '  ')));
   for (const line of efficiencyLines(plan.efficiency)) out.push(...wrap(line, width, '    ', '  '));
   for (const line of projectionLines(plan.projection)) out.push(...wrap(line, width, '    ', '  '));
   out.push('');
@@ -378,10 +396,6 @@ function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): s
     const types = r.instanceTypes.length <= typesMax ? r.instanceTypes.join(', ') : `${r.instanceTypes.slice(0, typesMax).join(', ')} +${r.instanceTypes.length - typesMax} more`;
     const text = `launch: ${r.capacityType} ${types} in ${r.zones.join(', ')} from NodePool ${r.nodePool} at ${money(r.pricePerHour)}/hr`;
     out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}        `, DECISION_INDENT)));
-  }
-  if (d.dryRunOnly !== undefined) {
-    const text = `planned only, not carried out: ${d.dryRunOnly}`;
-    out.push(...(wide ? [`${DECISION_INDENT}${text}`] : wrap(text, width, `${DECISION_INDENT}    `, DECISION_INDENT)).map((l) => paint('yellow', l)));
   }
   if (d.summary !== undefined) {
     const text = `why: ${d.summary}`;

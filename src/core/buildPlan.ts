@@ -4,9 +4,9 @@ import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disr
 import { formatTime } from './disruption/text.ts';
 import { planEfficiency } from './efficiency/efficiency.ts';
 import type { LowerBound } from './efficiency/lowerBound.ts';
-import { actedOn, type WaveProjection } from './disruption/laterWaves.ts';
+import type { WaveProjection } from './disruption/laterWaves.ts';
 import type { Node, Pod } from './model/types.ts';
-import { HOURS_PER_MONTH, type Decision, type NodeUsage, type Plan, type PlanNode, type PlanProjection } from './plan.ts';
+import { HOURS_PER_MONTH, type Decision, type NodeUsage, type Plan, type PlanNode, type PlanProjection, type PoolActuator } from './plan.ts';
 import { CPU, MEMORY, PODS } from './scheduling/resources.ts';
 
 export interface PlanContext {
@@ -22,6 +22,8 @@ export interface PlanContext {
   readonly pods?: readonly Pod[];
   /** The later waves projected after this pass (disruption/laterWaves.ts); the plan gets `projection`. */
   readonly projection?: WaveProjection;
+  /** Which actuator acts on each pool in scope (disruption/actuatorChoice.ts); the plan gets `actuators`. */
+  readonly actuators?: ReadonlyMap<string, PoolActuator>;
 }
 
 /** Sums the requests of the pods still holding resources on each node. */
@@ -107,16 +109,17 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
     },
     ...(ctx.lowerBound ? { efficiency: planEfficiency(outcome, outcome.decisions, ctx.lowerBound, nodePrices) } : {}),
     ...(ctx.projection ? { projection: planProjection(outcome.decisions, ctx.projection, ctx.lowerBound) } : {}),
+    ...(ctx.actuators ? { actuators: Object.fromEntries([...ctx.actuators].map(([pool, a]) => [pool, { actuator: a.actuator, why: a.why }])) } : {}),
   };
 }
 
-/** Savings of the moves the actuator carries out (a move of unknown savings counts as nothing). */
-const actedSavings = (decisions: readonly Decision[]): number => decisions.filter(actedOn).reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
+/** Savings of the decisions (a move of unknown savings counts as nothing). */
+const actedSavings = (decisions: readonly Decision[]): number => decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
 
 function planProjection(decisions: readonly Decision[], projection: WaveProjection, bound: LowerBound | undefined): PlanProjection {
   const waveSavings = projection.waves.map((w) => actedSavings(w.decisions));
   const savings = waveSavings.reduce((sum, s) => sum + s, 0);
-  const acted = projection.waves.flatMap((w) => w.decisions.filter(actedOn));
+  const acted = projection.waves.flatMap((w) => w.decisions);
   const start = bound?.startCostPerHour;
   const end = start === undefined ? undefined : start - actedSavings(decisions) - savings;
   const lower = bound?.lowerBoundPerHour;

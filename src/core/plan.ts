@@ -54,6 +54,12 @@ export interface RejectedMove {
   readonly scores: readonly ConsolidationScore[];
 }
 
+/** Extension: how `MAX_NODES_PER_COMMAND` cut a decision (see Decision.cappedAt). */
+export interface DecisionCap {
+  readonly maxNodes: number;
+  readonly eligible: number;
+}
+
 export interface Decision {
   readonly method: ConsolidationMethodName;
   readonly reason: DisruptionReason;
@@ -75,10 +81,10 @@ export interface Decision {
   /** Extension: set for a move Karpenter's methods cannot make (issue 11): m nodes into up to n new ones. */
   readonly move?: 'm-to-n';
   /**
-   * Extension: why the actuator will not carry this decision out (it is shown, not acted on), e.g. a
-   * move with more than one replacement, which one command cannot launch safely.
+   * Extension: set when `MAX_NODES_PER_COMMAND` cut this move: `eligible` nodes were open to it (within
+   * the budgets) and it takes `maxNodes` of them; the rest are left to later decisions or passes.
    */
-  readonly dryRunOnly?: string;
+  readonly cappedAt?: DecisionCap;
   /** Extension: the Balanced scores that approved the move (absent when no source pool is Balanced). */
   readonly scores?: readonly ConsolidationScore[];
 }
@@ -122,7 +128,7 @@ export interface NodeUsage {
 export interface PlanEfficiency {
   /** Priced nodes now, $/hour. */
   readonly startCostPerHour: number;
-  /** After every decision of the plan (planned-only ones included), $/hour. */
+  /** After every decision of the plan, $/hour. */
   readonly endCostPerHour: number;
   /** No plan can end below this, $/hour; null when no allowed capacity can cover the pods. */
   readonly lowerBoundPerHour: number | null;
@@ -131,8 +137,6 @@ export interface PlanEfficiency {
   readonly leftPerHour: number | null;
   /** Nodes no plan may touch (part of the bound). */
   readonly lockedCostPerHour: number;
-  /** Savings in decisions the actuator will not carry out (`dryRunOnly`). */
-  readonly plannedOnlyPerHour: number;
   /** Nodes kept, by cause (pdb, doNotDisrupt, budget, threshold, kubeScheduler, consolidateAfter, ...). */
   readonly heldBack: Readonly<Record<string, { readonly nodes: number; readonly pricePerHour: number }>>;
 }
@@ -150,7 +154,7 @@ export interface PlanProjection {
   readonly waves: readonly ProjectedWave[];
   /** Why the projection ends: `settled` (nothing more to do), or a limit (`PLAN_WAVES`). */
   readonly stoppedBecause: ProjectionStop;
-  /** Saved by the later waves, $/hour (moves the actuator carries out only). */
+  /** Saved by the later waves, $/hour. */
   readonly savingsPerHour: number;
   /** Where this pass and its later waves lead: the start cost minus what they carry out, $/hour (null: no cost known). */
   readonly endCostPerHour: number | null;
@@ -190,6 +194,17 @@ export interface Plan {
   readonly efficiency?: PlanEfficiency;
   /** Extension: see PlanProjection (absent when the projection is off). */
   readonly projection?: PlanProjection;
+  /**
+   * Extension: which actuator carries out each in-scope pool's decisions, and why
+   * (core/disruption/actuatorChoice.ts). Absent from plans built without the setting.
+   */
+  readonly actuators?: Readonly<Record<string, PoolActuator>>;
+}
+
+/** Extension: the machinery that acts on one pool (see ActuatorKind in core/ports/actuator.ts). */
+export interface PoolActuator {
+  readonly actuator: 'karpenter' | 'ec2';
+  readonly why: string;
 }
 
 /** 730 hours: the average month AWS uses for monthly prices. */

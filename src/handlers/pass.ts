@@ -247,6 +247,8 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
           notes,
           karpenterPresence: cfg.karpenter,
           nodePoolsFromCluster: cfg.nodePoolsSource.kind === 'kubernetes',
+          actuator: cfg.actuator,
+          maxNodesPerCommand: cfg.maxNodesPerCommand,
         },
         actor,
       );

@@ -156,7 +156,6 @@ describe('table rules', () => {
     ratio: 1.2,
     leftPerHour: 0.1,
     lockedCostPerHour: 0.2,
-    plannedOnlyPerHour: 0,
     heldBack: {},
     ...extra,
   });
@@ -170,14 +169,14 @@ describe('table rules', () => {
     expect(widest(text)).toBeLessThanOrEqual(120);
   });
 
-  it('efficiency: planned-only savings and what held nodes back, dearest cause first', () => {
+  it('efficiency: what held nodes back, dearest cause first', () => {
     const text = renderTable(
       plan([], [node('a')], {
-        efficiency: efficiency({ plannedOnlyPerHour: 0.05, heldBack: { pdb: { nodes: 1, pricePerHour: 0.1 }, budget: { nodes: 2, pricePerHour: 0.3 } } }),
+        efficiency: efficiency({ heldBack: { pdb: { nodes: 1, pricePerHour: 0.1 }, budget: { nodes: 2, pricePerHour: 0.3 } } }),
       }),
       { wide: true },
     );
-    expect(text).toContain(': $0.1000/hr left; $0.0500/hr of the savings in planned-only moves');
+    expect(text).toMatch(/: \$0\.1000\/hr left\n/);
     expect(text).toContain('nodes held back: budget 2 ($0.3000/hr), pdb 1 ($0.1000/hr)');
   });
 
@@ -186,11 +185,11 @@ describe('table rules', () => {
     expect(text).toContain('efficiency: all nodes end at $0.6000/hr (from $1.0000/hr); no lower bound (no capacity the NodePools allow holds the pods)');
   });
 
-  it('an m-to-n move is marked in METHOD, and a planned-only decision says it is not carried out', () => {
-    const d = decision(['a', 'b', 'c'], { action: 'replace', move: 'm-to-n', dryRunOnly: 'launches 2 replacements; a command launches at most one, so this move is planned but not carried out' });
+  it('an m-to-n move is marked in METHOD, and carried out like any other (no "planned only")', () => {
+    const d = decision(['a', 'b', 'c'], { action: 'replace', move: 'm-to-n' });
     const text = renderTable(plan([d], ['a', 'b', 'c'].map((n) => node(n, { decision: 0 }))));
     expect(text).toMatch(/^1 +replace +multi-node \(m-to-n\) /m);
-    expect(text).toContain('planned only, not carried out: launches 2 replacements');
+    expect(text).not.toContain('planned only');
   });
 
   it('later waves: a summary line, then each wave with its decisions, long node lists cut unless --wide', () => {

@@ -67,6 +67,8 @@ function search(seed: number, savingsBound: boolean, refuseLargerThan: number) {
     note: () => {},
     examine: () => {},
     replacementBound: DEFAULT_REPLACEMENT_BOUND,
+    // Above the 150 candidates: the search as it is without the cap.
+    maxNodesPerCommand: 1_000,
     schedulerCheck: (p) => (p.candidates.length > refuseLargerThan ? 'refused' : undefined),
   };
   const proposal = createMultiNode({ savingsBound }).next(view);

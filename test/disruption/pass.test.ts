@@ -80,15 +80,20 @@ describe('a consolidation pass', () => {
     expect(out.decisions[0]!.replacements[0]!.instanceTypes[0]).toBe('m5.2xlarge');
   });
 
-  it('merges more than 100 nodes at once when replacements are unbounded: no candidate cap', () => {
+  it('merges more than 100 nodes at once when replacements are unbounded and MAX_NODES_PER_COMMAND allows it', () => {
     const nodes = Array.from({ length: 120 }, (_, i) => node({ name: `n${String(i).padStart(3, '0')}` }));
     const pods = nodes.flatMap((n) => on(n.name, pod({ requests: { cpu: 1000, memory: Gi } })));
     const catalog: Catalog = { ...m5Catalog(), instanceTypes: [...m5Catalog().instanceTypes, instanceType('x.huge', { cpu: 200_000, memory: 800 * Gi, pods: 737 }, 5.0)] };
-    const out = pass(cluster({ nodes, pods }), [nodePool()], catalog, { replacementBound: null });
+    const out = pass(cluster({ nodes, pods }), [nodePool()], catalog, { replacementBound: null, maxNodesPerCommand: 120 });
     expect(out.decisions).toHaveLength(1);
     expect(out.decisions[0]).toMatchObject({ method: 'multi-node', action: 'replace' });
     expect(out.decisions[0]!.nodes).toHaveLength(120);
     expect(out.decisions[0]!.replacements[0]!.instanceTypes).toEqual(['x.huge']);
+    expect(out.decisions[0]).not.toHaveProperty('cappedAt');
+    // By default a command takes at most 100 nodes (Karpenter's multi-node cap), and the plan says so.
+    const capped = pass(cluster({ nodes, pods }), [nodePool()], catalog, { replacementBound: null });
+    expect(capped.decisions[0]!.nodes).toHaveLength(100);
+    expect(capped.decisions[0]!.cappedAt).toEqual({ maxNodes: 100, eligible: 120 });
   });
 
   it.each([

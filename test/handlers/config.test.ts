@@ -36,6 +36,8 @@ describe('loadConfig', () => {
       replacementReadyTimeoutMs: 600_000,
       drainTimeoutMs: 3_600_000,
       karpenter: 'auto',
+      actuator: 'auto',
+      maxNodesPerCommand: 100,
       logLevel: 'info',
     });
   });
@@ -76,12 +78,16 @@ describe('loadConfig', () => {
         DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
         LOG_LEVEL: 'debug',
         PLAN_WAVES: '4',
+        ACTUATOR: 'Karpenter',
+        MAX_NODES_PER_COMMAND: '25',
       },
       '/var/task',
     );
     expect(config).toMatchObject({
       dryRun: false,
       planWaves: 4,
+      actuator: 'karpenter',
+      maxNodesPerCommand: 25,
       gates: { spotToSpotConsolidation: true },
       nodePoolsSource: { kind: 'file', path: '/var/task/config/nodepools.yaml' },
       catalogMaxAgeMs: 6 * 3_600_000,
@@ -122,6 +128,10 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL', /not debug, info, warn or error/],
     [{ PLAN_WAVES: 'many' }, 'PLAN_WAVES', /"many" is not a number of waves from 0 to 100/],
     [{ PLAN_WAVES: '101' }, 'PLAN_WAVES', /is not a number of waves/],
+    [{ ACTUATOR: 'fleet' }, 'ACTUATOR', /"fleet" is not auto, karpenter or ec2/],
+    [{ MAX_NODES_PER_COMMAND: '0' }, 'MAX_NODES_PER_COMMAND', /"0" is not a positive whole number of nodes/],
+    [{ MAX_NODES_PER_COMMAND: '2.5' }, 'MAX_NODES_PER_COMMAND', /"2.5" is not a positive whole number/],
+    [{ MAX_NODES_PER_COMMAND: 'all' }, 'MAX_NODES_PER_COMMAND', /"all" is not a positive whole number/],
   ] as const)('%o is refused, naming %s', (change, variable, problem) => {
     const error = errorOf({ ...base, ...change });
     expect(error.variable).toBe(variable);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { CreateFleetCommand, RunInstancesCommand, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { demoNodePoolsPath } from '../../src/adapters/catalog/bundledPaths.ts';
+import { bundledCatalogPath, demoNodePoolsPath } from '../../src/adapters/catalog/bundledPaths.ts';
 import { createConsolidateHandler } from '../../src/handlers/consolidate.ts';
 import type { PassResponse } from '../../src/handlers/pass.ts';
 import { KARPENTER_NODE_LABELS, nodeClaimFor } from '../act/harness.ts';
@@ -42,6 +42,8 @@ function handedOverPools(): Record<string, unknown>[] {
   });
 }
 
+const CATALOG = (JSON.parse(readFileSync(bundledCatalogPath, 'utf8')) as { instanceTypes: { name: string; capacity: Record<string, string>; allocatable: Record<string, string> }[] }).instanceTypes;
+
 let clock: { nowMs: number };
 let karpenter: FakeKarpenter;
 
@@ -56,7 +58,15 @@ beforeEach(async () => {
     h.kube.store.put({ ...node, metadata: { ...(node['metadata'] as object), labels: { ...labels, ...KARPENTER_NODE_LABELS, team: labels['team'] ?? '' } } });
     h.kube.store.put(nodeClaimFor(node));
   }
-  karpenter = attachKarpenter(h.kube, { now: () => clock.nowMs });
+  // Karpenter's AWS provider registers a node with its type's real allocatable: the bundled catalog's.
+  karpenter = attachKarpenter(h.kube, {
+    now: () => clock.nowMs,
+    launchChoice: (claim) => {
+      const requirement = ((claim['spec'] as { requirements: { key: string; values?: string[] }[] }).requirements ?? []).find((r) => r.key === 'node.kubernetes.io/instance-type');
+      const type = CATALOG.find((t) => t.name === requirement?.values?.[0]);
+      return type === undefined ? {} : { capacity: type.capacity, allocatable: type.allocatable };
+    },
+  });
 });
 
 function handler(extra: Record<string, string>) {
@@ -92,7 +102,9 @@ describe('a real run on a cluster Karpenter serves (ACTUATOR=auto)', () => {
     expect(real.decisions.map((d) => d.nodes)).toEqual(dry.decisions.map((d) => d.nodes));
     expect(real.actions.skipped).toEqual([]);
     expect(real.actions.commands.map((c) => c.nodes)).toEqual(real.decisions.map((d) => d.nodes));
-    for (const c of real.actions.commands) expect(c.step, c.nodes.join()).toBe('done');
+    for (const c of real.actions.commands) {
+      expect(c.step, `${c.nodes.join()}: ${JSON.stringify(c)}`).toBe('done');
+    }
 
     // Replacements are NodeClaims of ours; no instance launched or terminated through EC2.
     const replaces = real.decisions.filter((d) => d.action === 'replace');

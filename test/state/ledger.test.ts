@@ -38,9 +38,9 @@ const command = (overrides: Partial<DisruptionCommand>): DisruptionCommand => ({
   nodes: ['older'],
   method: 'single-node',
   reason: 'Underutilized',
-  replacement: { instanceTypes: ['m5.large'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.096 },
+  replacements: [{ instanceTypes: ['m5.large'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.096 }],
   step: 'done',
-  replacementNodeName: 'fresh',
+  launched: [{ index: 0, ref: 'i-fresh', nodeName: 'fresh' }],
   updatedAt: T0 - minutes(15),
   version: 3,
   ...overrides,
@@ -68,8 +68,8 @@ describe('ledgerEntryFor', () => {
 
   it.each([
     ['launched 40 minutes before', { createdAt: T0 - minutes(40) }, {}],
-    ['not a replacement', {}, { replacementNodeName: 'someone-else' }],
-  ])('does not count a node %s as re-replaced', (_name, nodeOverrides, commandOverrides) => {
+    ['not a replacement', {}, { launched: [{ index: 0, ref: 'i-someone-else', nodeName: 'someone-else' }] }],
+  ] as const)('does not count a node %s as re-replaced', (_name, nodeOverrides, commandOverrides) => {
     const entry = ledgerEntryFor({
       plan: plan([decision({ nodes: ['fresh'] })]),
       cluster: cluster({ nodes: [node({ name: 'fresh', createdAt: T0 - minutes(12), ...nodeOverrides })] }),
@@ -78,6 +78,14 @@ describe('ledgerEntryFor', () => {
       nowMs: T0,
     });
     expect(entry.reReplaced).toEqual([]);
+  });
+
+  it('records a move with several replacements like any other (every decision is carried out)', () => {
+    const two = decision({ nodes: ['a', 'b', 'c'], move: 'm-to-n', replacements: [decision().replacements[0]!, decision().replacements[0]!], currentPricePerHour: 0.288, replacementPricePerHour: 0.192, savingsPerHour: 0.096 });
+    const entry = ledgerEntryFor({ plan: plan([two]), cluster: cluster({ nodes: [] }), catalog: m5Catalog(), commands: [], nowMs: T0 });
+    expect(entry.decisions).toEqual([
+      { method: 'single-node', action: 'replace', nodes: ['a', 'b', 'c'], replacementType: 'm5.large', currentPricePerHour: 0.288, plannedPricePerHour: 0.192, plannedSavingsPerHour: 0.096, podsEvicted: 2 },
+    ]);
   });
 });
 

@@ -11,10 +11,22 @@
 //   `labelSelector` with `k=v`, `k!=v`, `k`, `!k`;
 // - GET, PATCH (json-patch; merge-patch, strategic merge treated as merge; a `metadata.resourceVersion`
 //   in a merge patch is a precondition) and DELETE of one object;
-// - POST create (e.g. events; `generateName` honoured) and POST `pods/<name>/eviction` decided by the
-//   eviction policy (allow: the pod is deleted; blockByPdb: 429 with the API's Status body; notFound);
-// - failures injected per request (`fail`), e.g. a 500 on pods or a 410 on a continue token.
-// Every answer that is not a success is a `Status` object like the real API's.
+// - POST create (e.g. events; `generateName` honoured; 409 AlreadyExists when the name is taken) and POST
+//   `pods/<name>/eviction` decided by the eviction policy (allow: the pod is deleted; blockByPdb: 429 with
+//   the API's Status body; notFound);
+// - Karpenter's custom resources `karpenter.sh/v1` nodepools and nodeclaims (cluster-scoped), served only
+//   when the cluster "has the CRDs" (option `karpenterCrds`, seeded NodePools/NodeClaims, or
+//   `installKarpenterCrds()`), because a cluster without Karpenter answers 404 and tests rely on that. As
+//   the real API does for them: `status` is a subresource (ignored on create and on a patch of the object,
+//   written through `<name>/status`), and a NodeClaim's spec is required on create and immutable after;
+// - deletion as the API server does it for every kind: an object with `metadata.finalizers` only gets a
+//   `deletionTimestamp` and stays until its finalizers are removed (it goes when a patch empties them);
+//   `preconditions.uid`/`resourceVersion` in the DeleteOptions body must match (409 otherwise);
+// - failures injected per request (`fail`), e.g. a 500 on pods or a 410 on a continue token;
+// - hooks run before each authorised request (`beforeRequest`), so a controller stand-in (see
+//   fakeKarpenter.ts) can catch up with the test's clock before the request sees the store.
+// Every answer that is not a success is a `Status` object like the real API's. Timestamps the server
+// writes (creationTimestamp, deletionTimestamp) come from `now` (the test's clock when given).
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -29,6 +41,11 @@ type Json = Record<string, unknown>;
 
 export type EvictionDecision = 'allow' | 'blockByPdb' | 'notFound';
 export type EvictionPolicy = EvictionDecision | ((pod: { namespace: string; name: string }) => EvictionDecision);
+/** What an eviction did: the pod deleted (or, with finalizers, marked deleting), or why not. */
+export type EvictionOutcome = 'evicted' | 'blockedByPdb' | 'notFound' | 'conflict';
+
+/** Karpenter's finalizer on NodeClaims and the Nodes it registers. */
+export const KarpenterTerminationFinalizer = 'karpenter.sh/termination';
 
 export interface FakeKubeApiOptions {
   /** Initial objects, plain JSON with `kind` set (as kubectl prints them). */
@@ -39,6 +56,10 @@ export interface FakeKubeApiOptions {
   readonly token?: string;
   /** Overrides token checking: accept a request when this returns true. */
   readonly authorize?: (token: string | undefined) => boolean;
+  /** Serve karpenter.sh/v1 nodepools and nodeclaims. Default: when `objects` holds one of them. */
+  readonly karpenterCrds?: boolean;
+  /** The clock for timestamps the server writes. Default `Date.now`. */
+  readonly now?: () => number;
 }
 
 export interface RecordedRequest {
@@ -82,6 +103,20 @@ export interface FakeKubeApi {
   setEvictionPolicy(policy: EvictionPolicy): void;
   /** Makes matching requests fail with `status` (a Status body) instead of being served. */
   fail(rule: FailureRule): void;
+  /**
+   * Runs `hook` before each authorised request is served (before injected failures too); a hook that
+   * throws makes the request a 500. Returns a function that removes the hook.
+   */
+  beforeRequest(hook: (request: RecordedRequest) => void): () => void;
+  /**
+   * Evicts a pod as POST `pods/<name>/eviction` would (same policy, same uid precondition), without
+   * logging a request: for controller stand-ins that act on the cluster beside the code under test.
+   */
+  evictPod(namespace: string, name: string, uid?: string): EvictionOutcome;
+  /** Starts serving karpenter.sh/v1 nodepools and nodeclaims (as installing Karpenter's CRDs would). */
+  installKarpenterCrds(): void;
+  /** Replaces the clock used for the timestamps the server writes. */
+  setClock(now: () => number): void;
   close(): Promise<void>;
 }
 
@@ -94,6 +129,8 @@ interface ResourceInfo {
   /** `v1` for the core group, `apps/v1` etc. */
   readonly apiVersion: string;
   readonly namespaced: boolean;
+  /** A Karpenter custom resource: served only once the cluster has Karpenter's CRDs. */
+  readonly karpenter?: boolean;
 }
 
 const RESOURCES: readonly ResourceInfo[] = [
@@ -108,6 +145,8 @@ const RESOURCES: readonly ResourceInfo[] = [
   { kind: 'Deployment', plural: 'deployments', apiVersion: 'apps/v1', namespaced: true },
   { kind: 'StatefulSet', plural: 'statefulsets', apiVersion: 'apps/v1', namespaced: true },
   { kind: 'ReplicaSet', plural: 'replicasets', apiVersion: 'apps/v1', namespaced: true },
+  { kind: 'NodePool', plural: 'nodepools', apiVersion: 'karpenter.sh/v1', namespaced: false, karpenter: true },
+  { kind: 'NodeClaim', plural: 'nodeclaims', apiVersion: 'karpenter.sh/v1', namespaced: false, karpenter: true },
 ];
 
 const byKind = new Map(RESOURCES.map((r) => [r.kind, r]));
@@ -173,6 +212,42 @@ export class FakeStore {
     return removed;
   }
 
+  /**
+   * Deletes as the API server does: an object with finalizers only gets `deletionTimestamp` (`at`, kept
+   * when already set) and stays; one without is removed. Returns the object as it now stands (with
+   * `removed` telling which), or undefined when there is no such object.
+   */
+  deleteGracefully(kind: string, name: string, namespace: string | undefined, at: string): { object: Json; removed: boolean } | undefined {
+    const current = this.get(kind, name, namespace);
+    if (current === undefined) return undefined;
+    if (finalizersOf(current).length === 0) {
+      this.delete(kind, name, namespace);
+      return { object: current, removed: true };
+    }
+    if (typeof metadataOf(current)['deletionTimestamp'] === 'string') return { object: current, removed: false };
+    metadataOf(current)['deletionTimestamp'] = at;
+    metadataOf(current)['deletionGracePeriodSeconds'] = 0;
+    return { object: this.put(current), removed: false };
+  }
+
+  /**
+   * Takes `finalizer` off an object; an object being deleted goes once no finalizer is left (the API
+   * server's garbage step). Returns the object as it now stands, undefined when gone or absent.
+   */
+  removeFinalizer(kind: string, name: string, namespace: string | undefined, finalizer: string): Json | undefined {
+    const current = this.get(kind, name, namespace);
+    if (current === undefined) return undefined;
+    const left = finalizersOf(current).filter((f) => f !== finalizer);
+    if (left.length === finalizersOf(current).length) return current;
+    if (left.length === 0 && typeof metadataOf(current)['deletionTimestamp'] === 'string') {
+      this.delete(kind, name, namespace);
+      return undefined;
+    }
+    if (left.length === 0) delete metadataOf(current)['finalizers'];
+    else metadataOf(current)['finalizers'] = left;
+    return this.put(current);
+  }
+
   /** Every object of every kind. */
   all(): Json[] {
     return RESOURCES.flatMap((r) => this.list(r.kind));
@@ -233,6 +308,11 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   const requests: RecordedRequest[] = [];
   const failures: FailureRule[] = [];
   let evictionPolicy: EvictionPolicy = options.evictionPolicy ?? 'allow';
+  const hooks: ((request: RecordedRequest) => void)[] = [];
+  let clock = options.now ?? Date.now;
+  // A cluster has Karpenter's CRDs when told so, or when it was seeded with their objects.
+  let karpenterServed = options.karpenterCrds ?? (options.objects ?? []).some((o) => isJson(o) && byKind.get(String(o['kind']))?.karpenter === true);
+  const timestamp = (): string => new Date(clock()).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
   const server = createServer({ key: tlsKey, cert }, (req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -261,6 +341,7 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     };
 
     if (!authorize(presented)) return reply(401, status(401, 'Unauthorized', 'Unauthorized'));
+    for (const hook of [...hooks]) hook(record);
     const failure = failures.find((rule) => matches(rule, record));
     if (failure !== undefined) {
       failure.times = (failure.times ?? 1) - 1;
@@ -269,7 +350,9 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     }
 
     const route = parseRoute(url.pathname);
-    if (route === undefined) return reply(404, status(404, 'NotFound', 'the server could not find the requested resource'));
+    if (route === undefined || (route.info.karpenter === true && !karpenterServed)) {
+      return reply(404, status(404, 'NotFound', 'the server could not find the requested resource'));
+    }
     const { info, namespace, name, subresource } = route;
     const what = `${info.plural} "${name ?? ''}"`;
 
@@ -281,28 +364,23 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     if (subresource === 'eviction' && info.kind === 'Pod' && record.method === 'POST') {
       return reply(...evict(namespace ?? 'default', name, record.body));
     }
-    if (subresource !== undefined) return reply(404, status(404, 'NotFound', `subresource ${subresource} not served`));
+    const statusOnly = subresource === 'status' && info.karpenter === true;
+    if (subresource !== undefined && !statusOnly) return reply(404, status(404, 'NotFound', `subresource ${subresource} not served`));
 
     const current = store.get(info.kind, name, namespace);
     if (current === undefined) return reply(404, status(404, 'NotFound', `${what} not found`, { name, kind: info.plural }));
     switch (record.method) {
       case 'GET':
         return reply(200, current);
-      case 'DELETE': {
-        // DeleteOptions.preconditions.uid: only that incarnation of the object (409 otherwise).
-        const body = record.body;
-        const wantedUid = isJson(body) && isJson(body['preconditions']) ? body['preconditions']['uid'] : undefined;
-        if (typeof wantedUid === 'string' && wantedUid !== metadataOf(current)['uid']) {
-          return reply(409, status(409, 'Conflict', `Precondition failed: UID in precondition: ${wantedUid}, UID in object meta: ${String(metadataOf(current)['uid'])}`));
-        }
-        store.delete(info.kind, name, namespace);
-        return reply(200, current);
-      }
+      case 'DELETE':
+        if (statusOnly) break;
+        return reply(...remove(info, current, record.body));
       case 'PATCH':
-        return reply(...patch(current, record.contentType, record.body));
+        return reply(...patch(info, current, record.contentType, record.body, statusOnly));
       default:
-        return reply(405, status(405, 'MethodNotAllowed', `${record.method} on ${what}`));
+        break;
     }
+    return reply(405, status(405, 'MethodNotAllowed', `${record.method} on ${what}`));
   }
 
   function listAnswer(info: ResourceInfo, namespace: string | undefined, query: Record<string, string>): Json {
@@ -339,36 +417,69 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     if (typeof metadata['name'] !== 'string') return [422, status(422, 'Invalid', 'metadata.name: Required value')];
     if (info.namespaced) metadata['namespace'] = namespace ?? metadata['namespace'] ?? 'default';
     if (store.get(info.kind, metadata['name'], metadata['namespace'] as string | undefined) !== undefined) {
-      return [409, status(409, 'AlreadyExists', `${info.plural} "${metadata['name']}" already exists`)];
+      return [409, status(409, 'AlreadyExists', `${info.plural} "${metadata['name']}" already exists`, { name: metadata['name'], kind: info.plural })];
     }
-    metadata['creationTimestamp'] ??= new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    return [201, store.put({ ...body, kind: info.kind, metadata })];
+    // Fields the API server owns: whatever the client sent is replaced.
+    delete metadata['deletionTimestamp'];
+    delete metadata['deletionGracePeriodSeconds'];
+    metadata['creationTimestamp'] ??= timestamp();
+    const object: Json = { ...body, kind: info.kind, metadata };
+    if (info.karpenter === true) {
+      // The CRDs declare a status subresource: a create cannot set status.
+      delete object['status'];
+      metadata['generation'] = 1;
+      const invalid = validateCustomResource(info, object, undefined);
+      if (invalid !== undefined) return [422, invalid];
+    }
+    return [201, store.put(object)];
+  }
+
+  function remove(info: ResourceInfo, current: Json, body: unknown): [number, unknown] {
+    const conflict = preconditionFailure(current, body);
+    if (conflict !== undefined) return [409, conflict];
+    const meta = metadataOf(current);
+    const result = store.deleteGracefully(info.kind, String(meta['name']), meta['namespace'] as string | undefined, timestamp());
+    if (result === undefined) return [404, status(404, 'NotFound', `${info.plural} "${String(meta['name'])}" not found`)];
+    // Custom resources answer an immediate deletion with a Status; built-in kinds with the object.
+    if (result.removed && info.karpenter === true) {
+      return [200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: meta['name'], group: 'karpenter.sh', kind: info.plural, uid: meta['uid'] } }];
+    }
+    return [200, result.object];
+  }
+
+  function evictPod(namespace: string, name: string, uid?: string): EvictionOutcome {
+    const pod = store.get('Pod', name, namespace);
+    if (pod === undefined) return 'notFound';
+    const decision = typeof evictionPolicy === 'function' ? evictionPolicy({ namespace, name }) : evictionPolicy;
+    if (decision === 'notFound') return 'notFound';
+    if (decision === 'blockByPdb') return 'blockedByPdb';
+    if (uid !== undefined && uid !== metadataOf(pod)['uid']) return 'conflict';
+    store.deleteGracefully('Pod', name, namespace, timestamp());
+    return 'evicted';
   }
 
   function evict(namespace: string, name: string, body: unknown): [number, unknown] {
-    const pod = store.get('Pod', name, namespace);
-    if (pod === undefined) return [404, status(404, 'NotFound', `pods "${name}" not found`, { name, kind: 'pods' })];
-    const decision = typeof evictionPolicy === 'function' ? evictionPolicy({ namespace, name }) : evictionPolicy;
-    if (decision === 'notFound') return [404, status(404, 'NotFound', `pods "${name}" not found`, { name, kind: 'pods' })];
-    if (decision === 'blockByPdb') {
-      return [
-        429,
-        status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
-          causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget needs 1 healthy pods and has 1 currently' }],
-        }),
-      ];
+    const options = isJson(body) && isJson(body['deleteOptions']) ? body['deleteOptions'] : {};
+    const wantedUid = isJson(options['preconditions']) ? options['preconditions']['uid'] : undefined;
+    const uidBefore = metadataOf(store.get('Pod', name, namespace) ?? {})['uid'];
+    switch (evictPod(namespace, name, typeof wantedUid === 'string' ? wantedUid : undefined)) {
+      case 'evicted':
+        return [201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }];
+      case 'notFound':
+        return [404, status(404, 'NotFound', `pods "${name}" not found`, { name, kind: 'pods' })];
+      case 'conflict':
+        return [409, status(409, 'Conflict', `Precondition failed: UID in precondition: ${String(wantedUid)}, UID in object meta: ${String(uidBefore)}`)];
+      case 'blockedByPdb':
+        return [
+          429,
+          status(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
+            causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget needs 1 healthy pods and has 1 currently' }],
+          }),
+        ];
     }
-    const wantedUid = isJson(body) && isJson(body['deleteOptions']) && isJson(body['deleteOptions']['preconditions'])
-      ? body['deleteOptions']['preconditions']['uid']
-      : undefined;
-    if (typeof wantedUid === 'string' && wantedUid !== metadataOf(pod)['uid']) {
-      return [409, status(409, 'Conflict', `Precondition failed: UID in precondition: ${wantedUid}, UID in object meta: ${String(metadataOf(pod)['uid'])}`)];
-    }
-    store.delete('Pod', name, namespace);
-    return [201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }];
   }
 
-  function patch(current: Json, contentType: string | undefined, body: unknown): [number, unknown] {
+  function patch(info: ResourceInfo, current: Json, contentType: string | undefined, body: unknown, statusOnly: boolean): [number, unknown] {
     let patched: unknown;
     if (contentType === 'application/json-patch+json') {
       if (!Array.isArray(body)) return [400, status(400, 'BadRequest', 'a JSON Patch must be an array')];
@@ -397,7 +508,53 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     if (!isJson(patched)) return [422, status(422, 'Invalid', 'the patch made the object something else than an object')];
     const metadata = metadataOf(patched);
     if (metadata['name'] !== metadataOf(current)['name']) return [422, status(422, 'Invalid', 'metadata.name is immutable')];
-    return [200, store.put({ ...patched, kind: current['kind'] })];
+    const next = settlePatch(info, current, patched, statusOnly);
+    const invalid = info.karpenter === true ? validateCustomResource(info, next, current) : finalizerFailure(info, next, current);
+    if (invalid !== undefined) return [422, invalid];
+    return [200, storeAfterPatch(info, next)];
+  }
+
+  /** What of a patch the server keeps: deletionTimestamp is its own, and status goes through /status only. */
+  function settlePatch(info: ResourceInfo, current: Json, patched: Json, statusOnly: boolean): Json {
+    if (statusOnly) return { ...current, status: patched['status'] };
+    const next: Json = { ...patched, kind: current['kind'], metadata: { ...metadataOf(patched) } };
+    const meta = metadataOf(next);
+    for (const field of ['deletionTimestamp', 'deletionGracePeriodSeconds']) {
+      if (metadataOf(current)[field] === undefined) delete meta[field];
+      else meta[field] = metadataOf(current)[field];
+    }
+    if (info.karpenter === true) {
+      if (current['status'] === undefined) delete next['status'];
+      else next['status'] = current['status'];
+    }
+    return next;
+  }
+
+  /** A deleting object whose last finalizer a patch removed is gone (the API server's garbage step). */
+  function storeAfterPatch(info: ResourceInfo, next: Json): Json {
+    const meta = metadataOf(next);
+    if (typeof meta['deletionTimestamp'] === 'string' && finalizersOf(next).length === 0) {
+      store.delete(info.kind, String(meta['name']), meta['namespace'] as string | undefined);
+      return next;
+    }
+    return store.put(next);
+  }
+
+  function finalizerFailure(info: ResourceInfo, next: Json, current: Json): Json | undefined {
+    if (typeof metadataOf(current)['deletionTimestamp'] !== 'string') return undefined;
+    const added = finalizersOf(next).filter((f) => !finalizersOf(current).includes(f));
+    if (added.length === 0) return undefined;
+    return invalidStatus(info, next, [{ field: 'metadata.finalizers', message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` }]);
+  }
+
+  function validateCustomResource(info: ResourceInfo, object: Json, current: Json | undefined): Json | undefined {
+    if (current !== undefined) {
+      const finalizers = finalizerFailure(info, object, current);
+      if (finalizers !== undefined) return finalizers;
+    }
+    if (info.kind !== 'NodeClaim') return undefined;
+    const causes = nodeClaimSpecProblems(object['spec'], current?.['spec']);
+    return causes.length === 0 ? undefined : invalidStatus(info, object, causes);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -418,6 +575,20 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     },
     fail: (rule) => {
       failures.push({ ...rule, times: rule.times ?? 1 });
+    },
+    beforeRequest: (hook) => {
+      hooks.push(hook);
+      return () => {
+        const at = hooks.indexOf(hook);
+        if (at >= 0) hooks.splice(at, 1);
+      };
+    },
+    evictPod,
+    installKarpenterCrds: () => {
+      karpenterServed = true;
+    },
+    setClock: (now) => {
+      clock = now;
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -452,9 +623,67 @@ function parseRoute(
     return { info, namespace: rest[1], ...(rest[3] === undefined ? {} : { name: rest[3] }), ...(rest[4] === undefined ? {} : { subresource: rest[4] }) };
   }
   const info = resourceFor(apiVersion, rest[0] ?? '');
-  if (info === undefined || rest.length > 2) return undefined;
+  if (info === undefined || rest.length > 3) return undefined;
   if (info.namespaced && rest[1] !== undefined) return undefined;
-  return { info, ...(rest[1] === undefined ? {} : { name: rest[1] }) };
+  return { info, ...(rest[1] === undefined ? {} : { name: rest[1] }), ...(rest[2] === undefined ? {} : { subresource: rest[2] }) };
+}
+
+/** DeleteOptions.preconditions (uid, resourceVersion): only that incarnation/version is deleted. */
+function preconditionFailure(current: Json, body: unknown): Json | undefined {
+  const preconditions = isJson(body) && isJson(body['preconditions']) ? body['preconditions'] : {};
+  const meta = metadataOf(current);
+  const uid = preconditions['uid'];
+  if (typeof uid === 'string' && uid !== meta['uid']) {
+    return status(409, 'Conflict', `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${String(meta['uid'])}`);
+  }
+  const version = preconditions['resourceVersion'];
+  if (typeof version === 'string' && version !== meta['resourceVersion']) {
+    return status(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${version}, ResourceVersion in object meta: ${String(meta['resourceVersion'])}`);
+  }
+  return undefined;
+}
+
+interface FieldProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+/** The checks of Karpenter's NodeClaim CRD schema a client is likely to trip on. */
+function nodeClaimSpecProblems(spec: unknown, previous: unknown): FieldProblem[] {
+  if (previous !== undefined) {
+    return deepEqual(spec, previous) ? [] : [{ field: 'spec', message: 'Invalid value: "object": spec is immutable' }];
+  }
+  if (!isJson(spec)) return [{ field: 'spec', message: 'Required value' }];
+  const problems: FieldProblem[] = [];
+  const ref = spec['nodeClassRef'];
+  if (!isJson(ref)) problems.push({ field: 'spec.nodeClassRef', message: 'Required value' });
+  else {
+    for (const part of ['group', 'kind', 'name']) {
+      if (typeof ref[part] !== 'string' || ref[part] === '') {
+        problems.push({ field: `spec.nodeClassRef.${part}`, message: `Invalid value: "string": ${part} may not be empty` });
+      }
+    }
+  }
+  const requirements = spec['requirements'];
+  if (!Array.isArray(requirements)) problems.push({ field: 'spec.requirements', message: 'Required value' });
+  else if (requirements.some((r) => isJson(r) && r['operator'] === 'In' && (!Array.isArray(r['values']) || r['values'].length === 0))) {
+    problems.push({ field: 'spec.requirements', message: "Invalid value: \"array\": requirements with operator 'In' must have a value defined" });
+  }
+  return problems;
+}
+
+/** A 422 as the API server words it: `<Kind>.<group> "<name>" is invalid: <field>: <message>`. */
+function invalidStatus(info: ResourceInfo, object: Json, problems: readonly FieldProblem[]): Json {
+  const group = info.apiVersion.includes('/') ? info.apiVersion.split('/')[0] ?? '' : '';
+  const name = String(metadataOf(object)['name']);
+  const qualified = group === '' ? info.kind : `${info.kind}.${group}`;
+  const text = problems.map((p) => `${p.field}: ${p.message}`).join(', ');
+  return status(422, 'Invalid', `${qualified} "${name}" is invalid: ${problems.length === 1 ? text : `[${text}]`}`, {
+    name,
+    group,
+    kind: info.kind,
+    causes: problems.map((p) => ({ reason: 'FieldValueInvalid', message: p.message, field: p.field })),
+  });
 }
 
 function matches(rule: FailureRule, request: RecordedRequest): boolean {
@@ -521,6 +750,11 @@ function isJson(value: unknown): value is Json {
 
 function metadataOf(object: Json): Json {
   return isJson(object['metadata']) ? object['metadata'] : {};
+}
+
+function finalizersOf(object: Json): string[] {
+  const finalizers = metadataOf(object)['finalizers'];
+  return Array.isArray(finalizers) ? finalizers.filter((f): f is string => typeof f === 'string') : [];
 }
 
 function labelsOf(object: Json): Record<string, unknown> {

@@ -38,13 +38,12 @@ import { DisruptedTaint, DisruptingTaint, type Node, type NodePool, type Pod, ty
 import type { PlannedReplacement } from '../../core/plan.ts';
 import { LaunchError, type ActuatorKind, type NodeEvent } from '../../core/ports/actuator.ts';
 import { StateConflictError } from '../../core/state/errors.ts';
-import { FINAL_COMMAND_STEPS, type CommandStep, type DisruptionCommand, type LaunchedReplacement } from '../../core/state/types.ts';
+import { FINAL_COMMAND_STEPS, replacementNodeNames, type CommandStep, type DisruptionCommand, type LaunchedReplacement } from '../../core/state/types.ts';
 import type { Capacity, OldNode, ReplacementStatus } from './capacity/types.ts';
 import { initialized } from './capacity/initialized.ts';
 import { addError, eventKey, eventSent, formatDetail, listPods, parseDetail, rememberEvent, type CommandDetail } from './commandDetail.ts';
 import { podDisposition, podKey, podsThatCount } from './drain.ts';
-import type { ProveWorld } from './proveLive.ts';
-import { proveLive } from './proveLive.ts';
+import type { Proof } from '../../core/disruption/proveCommand.ts';
 import type { ActDeps, CommandReport, ResolvedActOptions, StopReason } from './types.ts';
 
 export type TickOutcome = 'finished' | 'waiting' | 'stopped';
@@ -57,8 +56,8 @@ export interface RunContext {
   pool(name: string): Promise<NodePool | undefined>;
   /** The capacity side of an actuator; throws when this deployment cannot act through it. */
   capacity(kind: ActuatorKind): Capacity;
-  /** The live cluster, the pools and the catalog, for the proof before the first eviction. */
-  world(): Promise<ProveWorld>;
+  /** Places the old nodes' pods on the live cluster (the proof before the first eviction). */
+  prove(oldNodes: readonly string[], ownReplacements: readonly string[]): Promise<Proof>;
   /** Something was disrupted now (stabilization window). */
   noteAction(nowMs: number): Promise<void>;
   /** True while the pass still holds its lease (renewed when due). */
@@ -346,7 +345,7 @@ export class CommandRunner {
   private async proveOrRollBack(): Promise<boolean> {
     if (this.detail.proven) return true;
     await this.ensureTime();
-    const proof = await proveLive(await this.ctx.world(), this.liveNodes());
+    const proof = await this.ctx.prove(this.liveNodes(), replacementNodeNames(this.cmd));
     if (!proof.ok) {
       const first = proof.unplaced[0]!;
       const more = proof.unplaced.length > 1 ? ` (and ${proof.unplaced.length - 1} more pod(s))` : '';
@@ -354,7 +353,7 @@ export class CommandRunner {
       return false;
     }
     this.detail.proven = true;
-    this.detail.note = `the ${proof.pods} pod(s) to move have a place on the live cluster`;
+    this.detail.note = `the ${proof.placed.length} pod(s) to move have a place on the live cluster`;
     await this.record({});
     return true;
   }

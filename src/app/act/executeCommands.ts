@@ -32,7 +32,7 @@ import { ec2Capacity } from './capacity/ec2.ts';
 import { karpenterCapacity } from './capacity/karpenter.ts';
 import type { Capacity } from './capacity/types.ts';
 import { CommandRunner, type RunContext } from './commandRunner.ts';
-import type { ProveWorld } from './proveLive.ts';
+import { ProofSession } from './proveLive.ts';
 import { startCommand } from './startCommand.ts';
 import {
   DEFAULT_ACT_OPTIONS,
@@ -129,6 +129,7 @@ export class ActSession {
   private due: CommandRunner[] = [];
   private readonly ctx: RunContext;
   private pools: (name: string) => Promise<NodePool | undefined>;
+  private readonly proofs: ProofSession;
 
   constructor(
     private readonly deps: ActDeps,
@@ -138,6 +139,7 @@ export class ActSession {
     this.actions = new ActionClock(deps, this.errors);
     this.lease = new LeaseKeeper(deps, this.options.leaseRenewEveryMs, this.errors);
     this.pools = poolLookup(undefined, deps);
+    this.proofs = new ProofSession(() => deps.readWorld());
     const capacities = new Map<ActuatorKind, Capacity>();
     this.ctx = {
       deps,
@@ -151,7 +153,7 @@ export class ActSession {
         }
         return capacity;
       },
-      world: () => this.world(),
+      prove: (oldNodes, own) => this.proofs.prove(oldNodes, own),
       noteAction: (nowMs) => this.actions.note(nowMs),
       leaseHeld: () => this.lease.held(),
     };
@@ -250,6 +252,8 @@ export class ActSession {
     this.due = [];
     let waitedMs = 0;
     while (active.length > 0) {
+      // Each round proves against a fresh reading of the cluster.
+      this.proofs.newRound();
       const waiting: CommandRunner[] = [];
       for (const runner of active) if ((await runner.tick()) === 'waiting') waiting.push(runner);
       if (waiting.length === 0) break;
@@ -264,11 +268,6 @@ export class ActSession {
       active = waiting;
     }
     await this.actions.flush();
-  }
-
-  /** The live world for a proof; read fresh each time (each command proves against the cluster as it is then). */
-  private async world(): Promise<ProveWorld> {
-    return this.deps.readWorld();
   }
 
   report(): ExecutionReport {

@@ -121,10 +121,8 @@ async function replayConfig(input: ReplayInput, config: ReplayConfig, store: Sta
       { nowMs, gates: input.gates, dryRun: false, persistState: true, scope: 'all', owner: OWNER, leaseTtlMs: LEASE_TTL_MS, karpenterPresence: 'absent', ledger: false },
     );
     if (!result.leaseAcquired) throw new Error(`replay of ${config.name}: the state store's lease is held by another run`);
-    // As the Lambda's actuator: planned-only decisions (dryRunOnly, an m-to-n repack launching several
-    // nodes) are shown in the plan but never carried out. The pass puts them last, so no decision
-    // carried out depends on one of them.
-    const planned = result.plan.decisions.filter((d) => d.dryRunOnly === undefined);
+    // As the Lambda's actuator: every decision of the plan is carried out.
+    const planned = result.plan.decisions;
     for (const d of planned) {
       decisions.push({
         pass: k,

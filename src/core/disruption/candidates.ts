@@ -1,7 +1,7 @@
 // Which nodes may be considered for consolidation at all, and, for every node that may not, each
 // reason as a sentence (seed 000 "Pods that Prevent Consolidation"; seed 004 consolidateAfter and
 // policy; CONTRACT section 5 `nodes[].reasons`).
-import { Annotations, type Cluster, type Labels, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
+import { Annotations, DisruptedTaint, DisruptingTaint, type Cluster, type Labels, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
 import type { ConsolidationMethodName } from '../plan.ts';
 import { matchesSelector } from '../scheduling/labelSelector.ts';
 import { nodeDisruptionCost } from './disruptionCost.ts';
@@ -146,7 +146,8 @@ function nodeBlockers(node: Node, ctx: CandidateContext): string[] {
   if (node.deleting) reasons.push('node is being deleted');
   if (!node.ready) reasons.push('node is not Ready');
   if (ctx.inFlight.has(node.name)) reasons.push('node is already being disrupted by an unfinished command');
-  else if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) reasons.push('node is already being disrupted (karpenter.sh/disrupted taint)');
+  else if (node.taints.some((t) => t.key === DisruptedTaint.key)) reasons.push(`node is already being disrupted (${DisruptedTaint.key} taint)`);
+  else if (node.taints.some((t) => t.key === DisruptingTaint.key)) reasons.push(`node is already being drained by eks-consolidator (${DisruptingTaint.key} taint)`);
   for (const annotation of [Annotations.doNotDisrupt, Annotations.doNotConsolidateLegacy]) {
     if (node.annotations[annotation]?.trim().toLowerCase() === 'true') reasons.push(`node has ${annotation}`);
   }

@@ -11,6 +11,7 @@
 // consolidate a pool, a real run leaves the pool alone and says so; a dry run plans it anyway, with a
 // note, so an operator can see what a handover would bring.
 import type { Node, NodePool } from '../model/types.ts';
+import { InputError } from '../errors.ts';
 import { HANDOVER_ANNOTATION } from '../input/nodePools.ts';
 
 /** Labels Karpenter puts on the nodes it launched and registered. */
@@ -23,6 +24,14 @@ const KARPENTER_NODE_LABELS = ['karpenter.sh/registered', 'karpenter.sh/initiali
  */
 export type KarpenterPresence = 'auto' | 'present' | 'absent';
 
+/** `KARPENTER` / `--karpenter`: unset is `auto`. */
+export function parseKarpenterPresence(text: string | undefined, source = 'KARPENTER'): KarpenterPresence {
+  const value = text?.trim().toLowerCase() ?? '';
+  if (value === '') return 'auto';
+  if (value === 'auto' || value === 'present' || value === 'absent') return value;
+  throw new InputError('', source, `"${text}" is not auto, present or absent`);
+}
+
 export interface CoexistenceInput {
   readonly nodePools: readonly NodePool[];
   readonly nodes: readonly Node[];
@@ -31,18 +40,33 @@ export interface CoexistenceInput {
   readonly poolsFromCluster: boolean;
 }
 
-/** Pools that Karpenter's disruption controller would also consolidate -> why this product leaves them. */
-export function karpenterConflicts(input: CoexistenceInput): Map<string, string> {
-  const conflicts = new Map<string, string>();
-  if (input.presence === 'absent') return conflicts;
+/**
+ * Per pool, how Karpenter was found to serve it (a short phrase), or no entry when it was not: the
+ * operator said so (`present`), the NodePools came from the cluster's API, or a node of the pool carries
+ * Karpenter's registration labels. `absent` means never.
+ */
+export function karpenterServes(input: CoexistenceInput): Map<string, string> {
+  const served = new Map<string, string>();
+  if (input.presence === 'absent') return served;
   const registered = new Set<string>();
   for (const node of input.nodes) {
     if (node.nodePool !== undefined && KARPENTER_NODE_LABELS.some((l) => node.labels[l] !== undefined)) registered.add(node.nodePool);
   }
   for (const pool of input.nodePools) {
+    if (input.presence === 'present') served.set(pool.name, 'KARPENTER=present');
+    else if (input.poolsFromCluster) served.set(pool.name, "its NodePool was read from the cluster's API (Karpenter's CRD is installed)");
+    else if (registered.has(pool.name)) served.set(pool.name, "its nodes carry Karpenter's registration labels");
+  }
+  return served;
+}
+
+/** Pools that Karpenter's disruption controller would also consolidate -> why this product leaves them. */
+export function karpenterConflicts(input: CoexistenceInput): Map<string, string> {
+  const conflicts = new Map<string, string>();
+  const served = karpenterServes(input);
+  for (const pool of input.nodePools) {
     if (pool.karpenterConsolidates === false) continue;
-    const present = input.presence === 'present' || input.poolsFromCluster || registered.has(pool.name);
-    if (!present) continue;
+    if (!served.has(pool.name)) continue;
     conflicts.set(
       pool.name,
       pool.handedOver

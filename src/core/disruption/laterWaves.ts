@@ -7,11 +7,13 @@
 // The projection plays those passes forward on a model of the cluster: the pass's plan is carried out
 // as the actuator does it and the evicted pods are placed as kube-scheduler's default scoring would
 // place them (planCheck.ts carryOutPlan), then the same pass runs again on the cluster that leaves,
-// once the waits are over, and so on until a pass finds nothing the actuator would carry out. Nothing
-// is acted on from a later wave: each real pass decides again from the cluster it reads, so a wave is
-// what the next passes are expected to do, not a promise. What the projection cannot know (where the
-// real scheduler puts a pod when several nodes score the same, workload changing meanwhile, grace
-// periods and budget windows in between) is why each wave is decided again for real.
+// once the waits are over, and so on until a pass finds nothing the actuator would carry out. Each
+// wave's pass gets the pass's own input, MAX_NODES_PER_COMMAND included, so no projected decision is
+// larger than a real one could be. Nothing is acted on from a later wave: each real pass decides again
+// from the cluster it reads, so a wave is what the next passes are expected to do, not a promise. What
+// the projection cannot know (where the real scheduler puts a pod when several nodes score the same,
+// workload changing meanwhile, grace periods and budget windows in between) is why each wave is
+// decided again for real.
 import { InputError } from '../errors.ts';
 import type { Decision, ProjectionStop } from '../plan.ts';
 import type { Node, Pod } from '../model/types.ts';
@@ -81,9 +83,6 @@ export interface WaveProjection {
   readonly work: number;
 }
 
-/** Decisions the actuator carries out (a move with more than one replacement is planned only). */
-export const actedOn = (d: Decision): boolean => d.dryRunOnly === undefined;
-
 /** The waves later passes are expected to take after `first` (the pass's own outcome for `input`). */
 export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: ProjectionLimits): WaveProjection {
   const waves: LaterWave[] = [];
@@ -99,7 +98,7 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
   let work = 0;
   const overLimit = (): boolean => limits.work !== undefined && work > limits.work;
   for (let wave = 2; ; wave++) {
-    const acted = outcome.moves.filter((_, i) => actedOn(outcome.decisions[i]!));
+    const acted = outcome.moves;
     if (acted.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0, work };
     if (wave > limits.waves + 1) return { waves, stoppedBecause: 'wave limit', pendingPods: 0, work };
     if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };

@@ -10,9 +10,12 @@
 //   3. single-node - one node at a time, cheapest to disrupt first, for whatever is left;
 //   4. m-to-n      - repacks (issue 11): m nodes into n > 1 new ones, splits of one node into two. Last,
 //                    so Karpenter's own moves win where they exist (a delete that saves as much as a
-//                    3-into-2 repack disrupts less), and so no later decision of the pass depends on a
-//                    repack that the actuator does not carry out (dry-run only, see plan.ts).
+//                    3-into-2 repack disrupts less). The actuator launches every replacement of a
+//                    command before it evicts anything, so these are carried out like the others.
 // Methods are repeated while they keep finding commands; single-node sweeps each candidate once.
+// No decision disrupts more than `maxNodesPerCommand` nodes (MAX_NODES_PER_COMMAND, commandCap.ts),
+// which bounds what one command can break; emptiness deletes more empty nodes than that in several
+// decisions.
 // Every move that evicts pods must also pass the kube-scheduler check (schedulerCheck.ts).
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
@@ -22,6 +25,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import { applyProposal, destinationName, replacementNames } from './applyDecision.ts';
 import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
 import { BudgetLedger } from './budgets.ts';
+import { capSentence, DEFAULT_MAX_NODES_PER_COMMAND } from './commandCap.ts';
 import { nodeDisruptionCost } from './disruptionCost.ts';
 import { byDisruptionCost, evaluateNodes, podsByNode, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
@@ -78,6 +82,12 @@ export interface PassInput {
    * Only for a plan's later waves (laterWaves.ts), which are a projection; a real pass has no such cut.
    */
   readonly workLimit?: number;
+  /**
+   * The most nodes one decision may disrupt (`MAX_NODES_PER_COMMAND`, a positive integer; default
+   * DEFAULT_MAX_NODES_PER_COMMAND, commandCap.ts). The multi-node search and the m-to-n repack try no
+   * longer prefix; emptiness splits its deletions into decisions of at most this many nodes.
+   */
+  readonly maxNodesPerCommand?: number;
 }
 
 export interface PassOutcome {
@@ -173,6 +183,9 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const replacementBound = input.replacementBound === undefined ? DEFAULT_REPLACEMENT_BOUND : input.replacementBound;
   const checkScheduler = input.schedulerCheck ?? true;
   const reopenReceivers = input.reopenReceivers ?? true;
+  const maxNodesPerCommand = input.maxNodesPerCommand ?? DEFAULT_MAX_NODES_PER_COMMAND;
+  // The entry points check it (config.ts, the CLI); a bad number here is a programming error.
+  if (!Number.isInteger(maxNodesPerCommand) || maxNodesPerCommand < 1) throw new RangeError(`maxNodesPerCommand must be a positive integer, got ${maxNodesPerCommand}`);
   const checkContext: SchedulerCheckContext = {
     nodePools: input.nodePools,
     pools,
@@ -197,6 +210,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         note,
         examine: (names) => names.forEach((name) => examined.add(name)),
         replacementBound,
+        maxNodesPerCommand,
         schedulerCheck: (proposal) => {
           if (!kubeWorld) return undefined;
           // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
@@ -294,7 +308,7 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
   const priceKnown = proposal.candidates.every((c) => c.pricePerHour !== undefined);
   const savingsPerHour = priceKnown ? roundMoney(currentPricePerHour - replacementPricePerHour) : null;
   const first = proposal.replacements[0];
-  const summary =
+  const sentence =
     count > 1
       ? `repack ${nodes.join(', ')} (${dollars(currentPricePerHour)}) into ${count} new nodes (${proposal.replacements
           .map((r) => `${r.capacityType} ${r.instanceTypes[0]}`)
@@ -304,6 +318,8 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
         : proposal.method === 'emptiness'
           ? `delete empty node(s) ${nodes.join(', ')}`
           : `delete ${nodes.join(', ')}; ${evicted.length} pod(s) fit on other nodes`;
+  const cap = proposal.cappedAt;
+  const summary = cap ? `${sentence}; ${capSentence(cap)}` : sentence;
   return {
     method: proposal.method,
     reason: proposal.reason,
@@ -318,7 +334,7 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
     podDestinations,
     summary,
     ...(proposal.move ? { move: proposal.move } : {}),
-    ...(count > 1 ? { dryRunOnly: `launches ${count} replacements; a command launches at most one, so this move is planned but not carried out` } : {}),
+    ...(cap ? { cappedAt: cap } : {}),
     ...(proposal.scores ? { scores: proposal.scores } : {}),
   };
 }

@@ -17,14 +17,23 @@ export interface ProofInput {
   readonly catalog: Catalog;
   /** The nodes the command removes (their pods must go elsewhere). */
   readonly oldNodes: readonly string[];
+  /**
+   * The command's own replacements, tried first, as the plan meant its pods to go there: placing them
+   * anywhere first could take the room another command's pods were planned into.
+   */
+  readonly ownReplacements?: readonly string[];
   readonly simulatorFactory: (input: SimulatorInput) => Simulator;
 }
 
 export type Proof =
-  | { readonly ok: true; readonly pods: number }
+  | {
+      readonly ok: true;
+      /** The pods placed, with the node each went to. */
+      readonly placed: readonly { readonly pod: Pod; readonly node: string }[];
+    }
   | {
       readonly ok: false;
-      /** `namespace/name` of the first pods with no place, and why (the simulator's sentence). */
+      /** `namespace/name` of the pods with no place, and why (the simulator's sentence). */
       readonly unplaced: readonly { readonly pod: string; readonly why: string }[];
     };
 
@@ -32,9 +41,46 @@ export type Proof =
 export function proveCommand(input: ProofInput): Proof {
   const old = new Set(input.oldNodes);
   const pods: Pod[] = input.cluster.pods.filter((p) => p.nodeName !== undefined && old.has(p.nodeName) && isReschedulable(p));
-  if (pods.length === 0) return { ok: true, pods: 0 };
-  const simulator = input.simulatorFactory({ cluster: input.cluster, nodePools: input.nodePools, catalog: input.catalog });
-  const result = simulator.simulate({ excludedNodes: old, pods, maxNewNodes: 0 });
-  if (result.allScheduled) return { ok: true, pods: pods.length };
-  return { ok: false, unplaced: result.unschedulable.map((u) => ({ pod: podKey(u.pod), why: u.reason })) };
+  const placed: { pod: Pod; node: string }[] = [];
+  if (pods.length === 0) return { ok: true, placed };
+  let cluster = input.cluster;
+  const own = new Set((input.ownReplacements ?? []).filter((n) => cluster.nodes.some((node) => node.name === n)));
+  if (own.size > 0) {
+    const others = new Set(cluster.nodes.map((n) => n.name).filter((n) => !own.has(n)));
+    for (const p of place(input, cluster, pods, others).placements) placed.push({ pod: p.pod, node: p.nodeName });
+    cluster = withPlacements(cluster, placed);
+  }
+  const done = new Set(placed.map((p) => p.pod.uid));
+  const rest = pods.filter((p) => !done.has(p.uid));
+  if (rest.length > 0) {
+    const result = place(input, cluster, rest, old);
+    if (!result.allScheduled) return { ok: false, unplaced: result.unschedulable.map((u) => ({ pod: podKey(u.pod), why: u.reason })) };
+    for (const p of result.placements) placed.push({ pod: p.pod, node: p.nodeName });
+  }
+  return { ok: true, placed };
+}
+
+function place(input: ProofInput, cluster: Cluster, pods: readonly Pod[], excluded: ReadonlySet<string>) {
+  const simulator = input.simulatorFactory({ cluster, nodePools: input.nodePools, catalog: input.catalog });
+  return simulator.simulate({ excludedNodes: excluded, pods, maxNewNodes: 0 });
+}
+
+/**
+ * The cluster with pods bound where earlier proofs placed them: the next command proven on the same
+ * reading must not count the room those take. A placed pod the reading no longer shows (evicted since,
+ * and perhaps recreated under another name, still Pending) is added on its node, so its room stays taken.
+ */
+export function withPlacements(cluster: Cluster, placed: readonly { readonly pod: Pod; readonly node: string }[]): Cluster {
+  if (placed.length === 0) return cluster;
+  const nodeOf = new Map(placed.map((p) => [p.pod.uid, p.node]));
+  const nodes = new Set(cluster.nodes.map((n) => n.name));
+  const seen = new Set<string>();
+  const pods = cluster.pods.map((p) => {
+    const to = nodeOf.get(p.uid);
+    if (to === undefined) return p;
+    seen.add(p.uid);
+    return { ...p, nodeName: to };
+  });
+  for (const p of placed) if (!seen.has(p.pod.uid) && nodes.has(p.node)) pods.push({ ...p.pod, nodeName: p.node });
+  return { ...cluster, pods };
 }

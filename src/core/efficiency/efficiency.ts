@@ -26,7 +26,6 @@ export function planEfficiency(outcome: PassOutcome, decisions: readonly Decisio
   // A decision of unknown savings (a node of unknown price deleted) counts as nothing: that node is not
   // in the start cost either.
   const savings = decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
-  const plannedOnly = decisions.filter((d) => d.dryRunOnly !== undefined).reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
   const endCost = bound.startCostPerHour - savings;
   const heldBack: Record<string, { nodes: number; pricePerHour: number }> = {};
   for (const verdict of outcome.verdicts) {
@@ -47,7 +46,6 @@ export function planEfficiency(outcome: PassOutcome, decisions: readonly Decisio
     ratio: lower === undefined || lower <= 0 ? null : Math.round((endCost / lower) * 1000) / 1000,
     leftPerHour: lower === undefined ? null : roundMoney(Math.max(0, endCost - lower)),
     lockedCostPerHour: roundMoney(bound.lockedCostPerHour),
-    plannedOnlyPerHour: roundMoney(plannedOnly),
     heldBack,
   };
 }
@@ -63,7 +61,6 @@ export function describeEfficiency(e: PlanEfficiency): string {
   return (
     `Efficiency: end cost ${money(e.endCostPerHour)} (from ${money(e.startCostPerHour)}) against a lower bound of ${money(e.lowerBoundPerHour)}` +
     `${e.ratio === null ? '' : ` (${e.ratio.toFixed(3)}x)`}; ${money(e.leftPerHour ?? 0)} left` +
-    `${e.plannedOnlyPerHour > 0 ? `, ${money(e.plannedOnlyPerHour)} of the savings in planned-only moves` : ''}` +
     `${held ? `; nodes kept: ${held}` : ''}.`
   );
 }

@@ -1,6 +1,9 @@
 // Emptiness (seed 001): nodes with no pod that would need to move are deleted; nothing is simulated
 // unless pods are pending (then they must keep a place, pendingPods.ts).
-// All empty nodes the budgets allow go in one command, as Karpenter does.
+// All empty nodes the budgets allow go in one command, as Karpenter does, up to MAX_NODES_PER_COMMAND:
+// Karpenter's emptiness command has no cap of its own, but one command here never disrupts more nodes
+// than the cap, so the rest go in the next command of the same pass (the pass calls again), each still
+// within the budgets.
 import type { Candidate } from '../candidates.ts';
 import { placeablePendingPods } from '../pendingPods.ts';
 import { podKey } from '../pods.ts';
@@ -11,11 +14,24 @@ export const emptiness: ConsolidationMethod = {
   name: 'emptiness',
   next(view: PassView): Proposal | undefined {
     const chosen: Candidate[] = [];
+    const cap = view.maxNodesPerCommand;
+    // Once the command is full, the empty nodes the budgets and the threshold would also have let in
+    // are only counted (the decision says how many were eligible); the next command weighs them.
+    let beyondCap = 0;
+    const taken = new Map<string, number>();
     for (const candidate of view.candidates) {
       if (!candidate.methods.has('emptiness') || candidate.pods.length > 0) continue;
       const pool = candidate.pool.name;
-      if (!view.ledger.canTake([...chosen.filter((c) => c.pool.name === pool).map(() => pool), pool], 'Empty')) {
-        view.note(candidate.node.name, view.ledger.describe(pool, 'Empty'));
+      const full = chosen.length >= cap;
+      if (!view.ledger.canTake(Array.from({ length: (taken.get(pool) ?? 0) + 1 }, () => pool), 'Empty')) {
+        if (!full) view.note(candidate.node.name, view.ledger.describe(pool, 'Empty'));
+        continue;
+      }
+      if (full) {
+        if (candidate.pricePerHour === undefined || checkSavings([candidate], candidate.pricePerHour).ok) {
+          beyondCap += 1;
+          taken.set(pool, (taken.get(pool) ?? 0) + 1);
+        }
         continue;
       }
       view.examine([candidate.node.name]);
@@ -35,6 +51,7 @@ export const emptiness: ConsolidationMethod = {
         continue;
       }
       chosen.push(candidate);
+      taken.set(pool, (taken.get(pool) ?? 0) + 1);
     }
     if (chosen.length === 0) return undefined;
     return {
@@ -43,6 +60,7 @@ export const emptiness: ConsolidationMethod = {
       candidates: chosen,
       replacements: [],
       savingsPerHour: chosen.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0),
+      ...(beyondCap > 0 ? { cappedAt: { maxNodes: cap, eligible: chosen.length + beyondCap } } : {}),
     };
   },
 };

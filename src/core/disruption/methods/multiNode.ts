@@ -2,9 +2,11 @@
 // the cluster plus at most one new node cheaper than all of them together.
 //
 // Karpenter binary-searches the longest prefix of its candidates (cheapest to disrupt first, capped at
-// 100, under a timeout) and takes what it finds. Here every candidate is in play, with no cap and no
-// timeout; for each of several orderings, prefixes of many sizes are tried (not only a binary search,
-// which misses a merge of three when two do not pay) and the set that saves the most wins:
+// 100, under a timeout) and takes what it finds. Here there is no timeout, and the cap is
+// MAX_NODES_PER_COMMAND (default Karpenter's 100): no prefix longer than it is tried, so one command
+// never disrupts more nodes than that. For each of several orderings, prefixes of many sizes are tried
+// (not only a binary search, which misses a merge of three when two do not pay) and the set that saves
+// the most wins:
 //   1. cheapest to disrupt first (seed 000's order),
 //   2. most money per unit of disruption first (price / disruption cost),
 //   3. least requested CPU first (emptiest nodes pack best).
@@ -27,6 +29,21 @@ export const ORDERINGS: readonly Ordering[] = [
     requestedCpuMillis(a) / Math.max(1, a.node.allocatable['cpu'] ?? 1) -
       requestedCpuMillis(b) / Math.max(1, b.node.allocatable['cpu'] ?? 1) || byName(a, b),
 ];
+
+/**
+ * Candidates in each ordering, within the budgets and cut to `maxNodes` (MAX_NODES_PER_COMMAND), and how
+ * many there were before the cut (the same for every ordering: per pool, as many as its budget allows).
+ */
+export function cappedOrderings(view: PassView, eligible: readonly Candidate[]): { readonly orderings: Candidate[][]; readonly available: number } {
+  const full = ORDERINGS.map((ordering) => withinBudget(view, [...eligible].sort(ordering)));
+  return { orderings: full.map((o) => o.slice(0, view.maxNodesPerCommand)), available: full[0]?.length ?? 0 };
+}
+
+/** The proposal, marked as cut when it takes as many nodes as the cap allows and more were available. */
+export function markCapped(proposal: Proposal | undefined, maxNodes: number, available: number): Proposal | undefined {
+  if (!proposal || proposal.candidates.length < maxNodes || available <= maxNodes) return proposal;
+  return { ...proposal, cappedAt: { maxNodes, eligible: available } };
+}
 
 /** How many of the best moves found are checked against kube-scheduler's placement before giving up. */
 const MAX_SCHEDULER_TRIES = 6;
@@ -170,15 +187,17 @@ export function createMultiNode(options: MultiNodeOptions = {}): ConsolidationMe
     name: 'multi-node',
     next(view: PassView): Proposal | undefined {
       const eligible = view.candidates.filter((c) => c.methods.has('multi-node') && c.pods.length > 0);
-      if (eligible.length < 2) return undefined;
+      // A cap of one node per command leaves no merge to make (single-node still runs).
+      if (eligible.length < 2 || view.maxNodesPerCommand < 2) return undefined;
       const found: Proposal[] = [];
       const room = new RoomBound(view.cluster, view.catalog);
-      const orderings = ORDERINGS.map((ordering) => withinBudget(view, [...eligible].sort(ordering))).filter((o) => o.length >= 2);
+      const capped = cappedOrderings(view, eligible);
+      const orderings = capped.orderings.filter((o) => o.length >= 2);
       const tried = orderings.length > 0;
       if (tried) searchOrderings(view, orderings, found, room, savingsBound);
       // Budgets that round down to one node (10% of 10 or fewer) leave a merge no room; say so.
       if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name));
-      return firstAccepted(view, found);
+      return markCapped(firstAccepted(view, found), view.maxNodesPerCommand, capped.available);
     },
   };
 }

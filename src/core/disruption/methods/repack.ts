@@ -7,13 +7,14 @@
 // The same rules as every move apply: the savings threshold summed over the removed nodes, the pools'
 // Underutilized budgets, PDBs and do-not-disrupt (through the candidates), pool limits (through the
 // simulation), the replacement size bound, spot rules, and the kube-scheduler check.
+// Like every move it disrupts at most MAX_NODES_PER_COMMAND nodes: no merge longer than the cap is tried.
 //
-// A move with more than one replacement is marked dry-run only in the plan: the actuator launches at
-// most one replacement per command (src/app/act), so it shows what is possible without acting on it.
+// A move launches all its replacements before any pod is evicted (src/app/act), so the repack is
+// carried out like every other decision.
 import type { Candidate } from '../candidates.ts';
 import { launchPricePerHour } from '../prices.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
-import { better, firstAccepted, ORDERINGS, prefixSizes, withinBudget } from './multiNode.ts';
+import { better, cappedOrderings, firstAccepted, markCapped, prefixSizes } from './multiNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
 /** A merge of k nodes may launch at most this many (and always fewer than k). */
@@ -38,8 +39,8 @@ export function createRepack(): ConsolidationMethod {
       // is multi-node's, which ran first and found none worth taking.
       const seen = new Set<string>();
       const found: Proposal[] = [];
-      for (const ordering of ORDERINGS) {
-        const ordered = withinBudget(view, [...eligible].sort(ordering));
+      const capped = cappedOrderings(view, eligible);
+      for (const ordered of capped.orderings) {
         for (const size of prefixSizes(ordered.length)) {
           if (size < 3) continue;
           const prefix = ordered.slice(0, size);
@@ -50,7 +51,7 @@ export function createRepack(): ConsolidationMethod {
           if (verdict.ok && verdict.proposal.replacements.length >= 2) found.push(tag(verdict.proposal));
         }
       }
-      const merge = firstAccepted(view, found);
+      const merge = markCapped(firstAccepted(view, found), view.maxNodesPerCommand, capped.available);
 
       // Splits: each candidate once per pass (as single-node sweeps), the first that pays and holds.
       let split: Proposal | undefined;

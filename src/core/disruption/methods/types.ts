@@ -2,7 +2,7 @@
 // looks at the pass as the earlier decisions left it and proposes at most one command at a time.
 import type { FeatureGates } from '../../featureGates.ts';
 import type { Catalog, Cluster, DisruptionReason } from '../../model/types.ts';
-import type { ConsolidationMethodName, ConsolidationScore, PlannedReplacement, RejectedMove } from '../../plan.ts';
+import type { ConsolidationMethodName, ConsolidationScore, DecisionCap, PlannedReplacement, RejectedMove } from '../../plan.ts';
 import type { PoolTotals } from '../balancedScore.ts';
 import type { SimulationResult, Simulator } from '../../scheduling/types.ts';
 import type { BudgetLedger } from '../budgets.ts';
@@ -24,6 +24,8 @@ export interface Proposal {
   readonly move?: 'm-to-n';
   /** The Balanced scores that approved it, when a source pool is Balanced. */
   readonly scores?: readonly ConsolidationScore[];
+  /** Set when `PassView.maxNodesPerCommand` cut the move (more nodes were eligible within the budgets). */
+  readonly cappedAt?: DecisionCap;
 }
 
 export interface PassView {
@@ -43,6 +45,8 @@ export interface PassView {
   examine(nodeNames: readonly string[]): void;
   /** How large a replacement may be (null: unbounded). */
   readonly replacementBound: ReplacementBound | null;
+  /** The most nodes one proposal may disrupt (MAX_NODES_PER_COMMAND). */
+  readonly maxNodesPerCommand: number;
   /**
    * The last check before a method returns a proposal: would the moved pods also find room when
    * kube-scheduler places them its own way? Undefined when it holds, else the reason it does not.

@@ -1,0 +1,92 @@
+// The proof before a command's first eviction: the old nodes' pods placed on the live cluster, the
+// command's own replacements first; and, across the commands of one invocation, no room counted twice.
+import { describe, expect, it } from 'vitest';
+import { proveCommand, withPlacements } from '../../src/core/disruption/proveCommand.ts';
+import { ProofSession } from '../../src/app/act/proveLive.ts';
+import { createSimulator } from '../../src/core/scheduling/simulator.ts';
+import type { Cluster } from '../../src/core/model/types.ts';
+import { cluster, daemonSetPod, m5Catalog, Mi, node, nodePool, on, pod } from '../builders.ts';
+
+const pools = [nodePool()];
+const catalog = m5Catalog();
+const prove = (c: Cluster, oldNodes: string[], ownReplacements: string[] = []) =>
+  proveCommand({ cluster: c, nodePools: pools, catalog, oldNodes, ownReplacements, simulatorFactory: createSimulator });
+
+describe('proveCommand', () => {
+  it.each([
+    ['the replacement registered as planned', {}, true],
+    ['the replacement lacks a label a pod selects', { labels: {} }, false],
+    ['the replacement has less allocatable than the pods need', { allocatable: { cpu: 500, memory: 7134 * Mi, pods: 29 } }, false],
+    ['the replacement carries a taint the pods do not tolerate', { taints: [{ key: 'example.com/gpu', effect: 'NoSchedule' as const }] }, false],
+    ['the replacement is cordoned', { unschedulable: true }, false],
+  ])('%s: proven = %s', (_name, replacementOverrides, ok) => {
+    const old = node({ name: 'old', labels: { team: 'web' } });
+    const replacement = node({ name: 'new', labels: { team: 'web' }, ...replacementOverrides });
+    const pods = on('old', pod({ name: 'web-1', nodeSelector: { team: 'web' }, requests: { cpu: 800, memory: 512 * Mi } }), pod({ name: 'web-2', requests: { cpu: 800, memory: 512 * Mi } }));
+    const proof = prove(cluster({ nodes: [old, replacement], pods: [...pods, daemonSetPod('old')] }), ['old'], ['new']);
+    expect(proof.ok).toBe(ok);
+    if (!proof.ok) expect(proof.unplaced.map((u) => u.pod)).toContain('default/web-1');
+    if (proof.ok) expect(proof.placed.map((p) => [p.pod.name, p.node]).sort()).toEqual([['web-1', 'new'], ['web-2', 'new']]);
+  });
+
+  it('a command with nothing to move is proven at once; daemonset and finished pods never count', () => {
+    const c = cluster({ nodes: [node({ name: 'old' })], pods: [daemonSetPod('old'), ...on('old', pod({ phase: 'Succeeded' }))] });
+    expect(prove(c, ['old'])).toEqual({ ok: true, placed: [] });
+  });
+
+  it('puts the pods on the command\'s own replacement before the room other nodes have', () => {
+    const c = cluster({
+      nodes: [node({ name: 'old' }), node({ name: 'new' }), node({ name: 'other' })],
+      pods: on('old', pod({ name: 'a', requests: { cpu: 900, memory: 128 * Mi } })),
+    });
+    const proof = prove(c, ['old'], ['new']);
+    expect(proof.ok && proof.placed.map((p) => p.node)).toEqual(['new']);
+  });
+
+  it('withPlacements keeps the room of a placed pod the reading no longer shows', () => {
+    const c = cluster({ nodes: [node({ name: 'x' })], pods: [] });
+    const gone = pod({ name: 'evicted', requests: { cpu: 1500, memory: 128 * Mi } });
+    expect(withPlacements(c, [{ pod: gone, node: 'x' }]).pods.map((p) => [p.name, p.nodeName])).toEqual([['evicted', 'x']]);
+    // A node no longer there takes nothing.
+    expect(withPlacements(c, [{ pod: gone, node: 'gone' }]).pods).toEqual([]);
+  });
+});
+
+describe('ProofSession: commands proven in one invocation', () => {
+  it('the second command cannot take the room the first one was proven into', async () => {
+    // One spare node with room for one of the two big pods; each command alone would be proven.
+    const spare = node({ name: 'spare' });
+    const world = {
+      cluster: cluster({
+        // a and b are being drained by their commands: cordoned, as the actuator leaves them.
+        nodes: [node({ name: 'a', unschedulable: true }), node({ name: 'b', unschedulable: true }), spare],
+        pods: [...on('a', pod({ name: 'big-a', requests: { cpu: 1200, memory: 128 * Mi } })), ...on('b', pod({ name: 'big-b', requests: { cpu: 1200, memory: 128 * Mi } }))],
+      }),
+      nodePools: pools,
+      catalog,
+    };
+    let reads = 0;
+    const session = new ProofSession(async () => {
+      reads += 1;
+      return world;
+    });
+    expect((await session.prove(['a'])).ok).toBe(true);
+    const second = await session.prove(['b']);
+    expect(second.ok).toBe(false);
+    expect(reads).toBe(1);
+    // A new round reads again, and still counts the first command's pods where they were proven to go.
+    session.newRound();
+    expect((await session.prove(['b'])).ok).toBe(false);
+    expect(reads).toBe(2);
+  });
+
+  it('reads again when the command\'s replacement is not in the reading yet', async () => {
+    const before = { cluster: cluster({ nodes: [node({ name: 'a' })], pods: on('a', pod({ name: 'p' })) }), nodePools: pools, catalog };
+    const after = { ...before, cluster: { ...before.cluster, nodes: [...before.cluster.nodes, node({ name: 'new' })] } };
+    const readings = [before, after];
+    const session = new ProofSession(async () => readings.shift()!);
+    expect((await session.prove(['a'])).ok).toBe(false);
+    const proof = await session.prove(['a'], ['new']);
+    expect(proof.ok && proof.placed.map((p) => p.node)).toEqual(['new']);
+  });
+});
