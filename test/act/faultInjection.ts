@@ -13,6 +13,8 @@
 //   0 instances terminated while a workload pod was bound to their node,
 //   0 instances we launched that are neither terminated nor joined as a Node,
 //   0 taints or cordons of ours left on a node.
+// The scenarios and the machinery; faultInjection.ec2.test.ts and faultInjection.karpenter.test.ts run
+// them per actuator (two files, so the suite's two workers share the work).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actOnPass, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import type { ActDeps } from '../../src/app/act/executeCommands.ts';
@@ -33,7 +35,7 @@ const MAX_PASSES = 12;
 
 type Mode = 'crash-before' | 'crash-after' | 'timeout';
 
-interface Scenario {
+export interface Scenario {
   readonly name: string;
   readonly objects: () => unknown[];
   readonly decision: Decision;
@@ -54,7 +56,7 @@ function busyNode(name: string, prefix: string, karpenter = false): unknown[] {
   ];
 }
 
-const SCENARIOS: readonly Scenario[] = [
+export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'emptiness delete',
     objects: () => [kubeNode(OLD), kubePod('kube-system', 'aws-node-x', { node: OLD, owner: { kind: 'DaemonSet', name: 'aws-node' } })],
@@ -287,52 +289,55 @@ async function inspect(w: World): Promise<Omit<Outcome, 'boundary' | 'names'>> {
   };
 }
 
-let db: LocalDynamo;
-beforeAll(async () => {
-  db = await startDynalite();
-});
-afterAll(async () => {
-  await db.stop();
-});
+/** Registers one test per scenario: a clean run, then a fault at every step boundary. */
+export function describeFaultInjection(scenarios: readonly Scenario[]): void {
+  let db: LocalDynamo;
+  beforeAll(async () => {
+    db = await startDynalite();
+  });
+  afterAll(async () => {
+    await db.stop();
+  });
 
-const bad = (o: Outcome) =>
-  o.unfinished > 0 || o.podsLost.length > 0 || o.terminatedWithPods > 0 || o.leakedInstances.length > 0 || o.strandedTaints.length > 0;
+  const bad = (o: Outcome) =>
+    o.unfinished > 0 || o.podsLost.length > 0 || o.terminatedWithPods > 0 || o.leakedInstances.length > 0 || o.strandedTaints.length > 0;
 
-describe.each(SCENARIOS)('fault injection: $name', (scenario) => {
-  it('a crash or a timeout at every step boundary ends with nothing lost, leaked or stranded', async () => {
-    const clean = await run(db, scenario, undefined, 'crash-before');
-    expect(bad(clean), JSON.stringify(clean)).toBe(false);
-    expect(clean.names.length).toBeGreaterThan(2);
+  describe.each(scenarios)('fault injection: $name', (scenario) => {
+    it('a crash or a timeout at every step boundary ends with nothing lost, leaked or stranded', async () => {
+      const clean = await run(db, scenario, undefined, 'crash-before');
+      expect(bad(clean), JSON.stringify(clean)).toBe(false);
+      expect(clean.names.length).toBeGreaterThan(2);
 
-    const table: Outcome[] = [];
-    for (let at = 1; at <= clean.names.length; at += 1) {
-      for (const mode of ['crash-before', 'crash-after', 'timeout'] as const) table.push(await run(db, scenario, at, mode));
-    }
-    // The table names each boundary; every row must be clean.
-    const rows = table.map((o) => ({
-      boundary: o.boundary,
-      lostPods: o.podsLost.length,
-      terminatedWithPods: o.terminatedWithPods,
-      leakedInstances: o.leakedInstances.length,
-      strandedTaints: o.strandedTaints.length,
-      unfinished: o.unfinished,
-    }));
-    if (process.env['SHOW_FAULT_TABLE']) console.table(rows);
-    expect(rows.filter((r) => r.lostPods + r.terminatedWithPods + r.leakedInstances + r.strandedTaints + r.unfinished > 0)).toEqual([]);
-    expect(rows).toHaveLength(clean.names.length * 3);
-    // The boundaries the issue names are among those tried.
-    if (scenario.decision.action === 'replace' && !scenario.name.includes('rolled back')) {
-      const launch = scenario.karpenter === undefined ? 'CreateFleet' : 'create NodeClaim #0';
-      expect(rows.map((r) => r.boundary)).toContain(`crash-after ${launch} (#${clean.names.indexOf(launch) + 1})`);
-    }
-    if (scenario.karpenter !== undefined && !scenario.name.includes('rolled back')) {
-      expect(clean.names).toContain('delete NodeClaim old');
-    }
-    if (scenario.karpenter === undefined && !scenario.name.includes('rolled back')) {
-      // After the last old Node is deleted, the next step is recording the command.
-      const deleteAt = clean.names.map((n) => n.startsWith('delete Node old')).lastIndexOf(true);
-      expect(deleteAt).toBeGreaterThanOrEqual(0);
-      expect(clean.names[deleteAt + 1]).toMatch(/^store command \((terminated|done)\)/);
-    }
-  }, 120_000);
-});
+      const table: Outcome[] = [];
+      for (let at = 1; at <= clean.names.length; at += 1) {
+        for (const mode of ['crash-before', 'crash-after', 'timeout'] as const) table.push(await run(db, scenario, at, mode));
+      }
+      // The table names each boundary; every row must be clean.
+      const rows = table.map((o) => ({
+        boundary: o.boundary,
+        lostPods: o.podsLost.length,
+        terminatedWithPods: o.terminatedWithPods,
+        leakedInstances: o.leakedInstances.length,
+        strandedTaints: o.strandedTaints.length,
+        unfinished: o.unfinished,
+      }));
+      if (process.env['SHOW_FAULT_TABLE']) console.table(rows);
+      expect(rows.filter((r) => r.lostPods + r.terminatedWithPods + r.leakedInstances + r.strandedTaints + r.unfinished > 0)).toEqual([]);
+      expect(rows).toHaveLength(clean.names.length * 3);
+      // The boundaries the issue names are among those tried.
+      if (scenario.decision.action === 'replace' && !scenario.name.includes('rolled back')) {
+        const launch = scenario.karpenter === undefined ? 'CreateFleet' : 'create NodeClaim #0';
+        expect(rows.map((r) => r.boundary)).toContain(`crash-after ${launch} (#${clean.names.indexOf(launch) + 1})`);
+      }
+      if (scenario.karpenter !== undefined && !scenario.name.includes('rolled back')) {
+        expect(clean.names).toContain('delete NodeClaim old');
+      }
+      if (scenario.karpenter === undefined && !scenario.name.includes('rolled back')) {
+        // After the last old Node is deleted, the next step is recording the command.
+        const deleteAt = clean.names.map((n) => n.startsWith('delete Node old')).lastIndexOf(true);
+        expect(deleteAt).toBeGreaterThanOrEqual(0);
+        expect(clean.names[deleteAt + 1]).toMatch(/^store command \((terminated|done)\)/);
+      }
+    }, 120_000);
+  });
+}
