@@ -5,8 +5,7 @@
 //   a local endpoint), with Query only: nothing is written, no lease is taken.
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoStateStore } from '../adapters/dynamodb/dynamoStateStore.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FileStateStore } from '../adapters/state/fileStateStore.ts';
 import { InputError } from '../core/errors.ts';
 import type { LedgerEntry } from '../core/state/ledger.ts';
@@ -24,7 +23,9 @@ export async function readLedger(source: string, options: { dynamoClient?: Dynam
     const match = DYNAMODB.exec(source);
     if (!match) throw new InputError('', '--from-ledger', `"${source}" is not dynamodb://TABLE/CLUSTER`);
     const [, tableName, clusterName] = match as unknown as [string, string, string];
-    const client = options.dynamoClient ?? new DynamoDBClient({});
+    // Loaded only here: the AWS SDK costs a quarter of a second at every start of the CLI otherwise.
+    const [{ DynamoDBClient: Client }, { DynamoStateStore }] = await Promise.all([import('@aws-sdk/client-dynamodb'), import('../adapters/dynamodb/dynamoStateStore.ts')]);
+    const client = options.dynamoClient ?? new Client({});
     try {
       const entries = await new DynamoStateStore({ client, tableName, clusterName }).listLedger();
       if (entries.length === 0) {

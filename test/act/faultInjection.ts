@@ -82,18 +82,19 @@ export const SCENARIOS: readonly Scenario[] = [
     onLaunch: (w, id) => w.registerNode(id, NEW, true),
   },
   {
-    // Passes are 5 minutes apart: the NodeClaim is seen launching, registered, then initialized.
+    // Passes are 5 minutes apart, and each polls for 90 s: the NodeClaim is seen launching, then
+    // launched, then registered and initialized.
     name: 'karpenter: single-node replace through a NodeClaim',
     objects: () => busyNode(OLD, 'web', true),
     decision: replaceDecision([OLD]),
-    karpenter: { launchDelayMs: 2 * MINUTE, registerDelayMs: 4 * MINUTE, initializeDelayMs: 3 * MINUTE },
+    karpenter: { launchDelayMs: MINUTE, registerDelayMs: 3 * MINUTE, initializeDelayMs: MINUTE },
     onLaunch: () => {},
   },
   {
     name: 'karpenter: m-to-n repack through two NodeClaims',
     objects: () => [...busyNode(OLD, 'web', true), ...busyNode(OLD2, 'api', true)],
     decision: replaceDecision([OLD, OLD2], { replacements: [ONE, ONE], move: 'm-to-n' }),
-    karpenter: { registerDelayMs: 3 * MINUTE },
+    karpenter: { registerDelayMs: 2 * MINUTE },
     onLaunch: () => {},
   },
   {

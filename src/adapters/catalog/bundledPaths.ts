@@ -1,16 +1,27 @@
 // Where the embedded demo and the bundled catalog live inside the package.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const CATALOG = 'src/adapters/catalog/bundled/catalog.json';
 
-// From the ESM source (CLI, tests) the root is three levels up from this module. In the Lambda's
-// CommonJS bundle (serverless-esbuild, format cjs) `import.meta.url` is empty: serverless.yml
-// `package.patterns` copies the files next to the bundle, into the working directory of the function
-// (Lambda runs in its task root; `sls invoke local` runs in .esbuild/.build).
+// From ESM (the TypeScript source under tests and tsx, or the CLI's bundle in dist/) the root is the
+// nearest folder above this module that holds the bundled catalog. In the Lambda's CommonJS bundle
+// (serverless-esbuild, format cjs) `import.meta.url` is empty: serverless.yml `package.patterns` copies
+// the files next to the bundle, into the working directory of the function (Lambda runs in its task
+// root; `sls invoke local` runs in .esbuild/.build).
 const moduleUrl: string | undefined = import.meta.url;
-const root = moduleUrl ? new URL('../../../', moduleUrl) : pathToFileURL(`${bundleRoot()}/`);
+const root = moduleUrl ? pathToFileURL(`${rootAbove(dirname(fileURLToPath(moduleUrl)))}/`) : pathToFileURL(`${bundleRoot()}/`);
+
+function rootAbove(start: string): string {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, CATALOG))) return dir;
+    if (dirname(dir) === dir) return start;
+  }
+}
+
+/** The package's root folder (package.json, demo/, the bundled catalog). */
+export const packageRoot = fileURLToPath(root);
 
 function bundleRoot(): string {
   const candidates = [process.cwd(), process.env['LAMBDA_TASK_ROOT']].filter((d): d is string => d !== undefined && d !== '');
