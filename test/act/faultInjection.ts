@@ -87,7 +87,7 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'karpenter: single-node replace through a NodeClaim',
     objects: () => busyNode(OLD, 'web', true),
     decision: replaceDecision([OLD]),
-    karpenter: { launchDelayMs: MINUTE, registerDelayMs: 3 * MINUTE, initializeDelayMs: MINUTE },
+    karpenter: { launchDelayMs: MINUTE, registerDelayMs: 3 * MINUTE, initializeDelayMs: 4 * MINUTE },
     onLaunch: () => {},
   },
   {
