@@ -90,7 +90,7 @@ export function nodeClaimFor(node: Record<string, unknown>): Record<string, unkn
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodeClaim',
     metadata: {
-      name: `default-${meta.name.slice(0, 12).replace(/[^a-z0-9]/g, '')}`,
+      name: `default-${meta.name.split('.')[0]!.replace(/[^a-z0-9]/g, '')}`,
       labels: { 'karpenter.sh/nodepool': meta.labels?.['karpenter.sh/nodepool'] ?? 'default' },
       finalizers: [KarpenterTerminationFinalizer],
       creationTimestamp: '2026-11-21T08:59:00Z',

@@ -278,6 +278,30 @@ describe('item 6: drains end', () => {
     expect(w.ec2.terminateCalls).toEqual([]);
   });
 
+  it.each([
+    ['a pod under two PodDisruptionBudgets (500)', 500, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.'],
+    ['a webhook that refuses evictions (403)', 403, 'admission webhook "deny-evictions.example.com" denied the request'],
+    ['an admission error (400)', 400, 'eviction is not allowed for this pod'],
+  ])('gives up a drain whose evictions fail with %s, and gives the node back', async (_name, status, text) => {
+    const w = await start(workloadNode(OLD, 'web-1'));
+    w.api.fail({ method: 'POST', path: /\/eviction$/, status, message: text, times: Infinity });
+    const first = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(2 * MINUTE), FAST);
+    expect(first.commands[0], JSON.stringify(first.commands[0])).toMatchObject({ step: 'evicting' });
+    expect(first.commands[0]!.errors.join(' ')).toMatch(/evictions refused on .*default\/web-1/);
+    let ended;
+    for (let pass = 0; pass < 20 && ended === undefined; pass += 1) {
+      w.clock.nowMs += 5 * MINUTE;
+      const r = await resumeCommands(w.deps(MINUTE), FAST);
+      if (r.commands[0]?.step === 'abandoned') ended = r;
+    }
+    expect(ended!.commands[0]).toMatchObject({ step: 'abandoned', endedBecause: expect.stringMatching(/no progress for 60 min/) });
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+    expect(nodeSpec(w.api, OLD)?.unschedulable).toBeUndefined();
+    expect(events(w.api, 'DisruptionAbandoned')).toEqual([expect.objectContaining({ node: OLD, type: 'Warning' })]);
+    expect(events(w.api, 'DisruptionBlocked').map((e) => e.message)).toContainEqual(expect.stringContaining('the Eviction API refuses default/web-1'));
+    expect(w.ec2.terminateCalls).toEqual([]);
+  });
+
   it('a drain that keeps moving is not given up', async () => {
     const pods = Array.from({ length: 14 }, (_, i) => `web-${i}`);
     const w = await start(workloadNode(OLD, ...pods));

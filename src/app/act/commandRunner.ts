@@ -510,6 +510,7 @@ export class CommandRunner {
     let pods = await nodes.listPodsOnNode(node);
     let evictedHere = 0;
     const blockedHere: string[] = [];
+    const failedHere: string[] = [];
     const protectedHere: string[] = [];
     try {
       for (const pod of pods) {
@@ -517,7 +518,16 @@ export class CommandRunner {
         if (disposition === 'protected') protectedHere.push(podKey(pod));
         if (disposition !== 'evict') continue;
         await this.ensureTime();
-        const result = await nodes.evictPod(pod.namespace, pod.name, { podUid: pod.uid });
+        let result;
+        try {
+          result = await nodes.evictPod(pod.namespace, pod.name, { podUid: pod.uid });
+        } catch (error) {
+          // Any refusal, not only a PDB's 429, leaves the pod where it is and counts toward the drain
+          // timeout (Karpenter bounds its whole drain the same way, whatever the error): a pod under two
+          // PDBs (500), a webhook that refuses evictions (403, 400), missing RBAC.
+          failedHere.push(`${podKey(pod)} (${message(error)})`);
+          continue;
+        }
         if (result === 'evicted') evictedHere += 1;
         else if (result === 'blockedByPdb') blockedHere.push(podKey(pod));
       }
@@ -528,7 +538,11 @@ export class CommandRunner {
     }
     // Evicted pods take their grace period to go; a second look tells which have already left.
     if (evictedHere > 0) pods = await nodes.listPodsOnNode(node);
-    this.lastBlocked = blockedHere;
+    this.lastBlocked = [...blockedHere, ...failedHere.map((f) => f.slice(0, f.indexOf(' (')))];
+    if (failedHere.length > 0) {
+      this.noteError(`evictions refused on ${node}: ${failedHere.sort().slice(0, 3).join('; ')}${failedHere.length > 3 ? ` and ${failedHere.length - 3} more` : ''}`);
+      await this.emit(node, 'DisruptionBlocked', `Cannot drain the node yet: the Eviction API refuses ${failedHere.sort().join(', ')}; retrying until the drain timeout (command ${this.cmd.id})`, 'Warning');
+    }
     if (blockedHere.length > 0) {
       await this.emit(
         node,
