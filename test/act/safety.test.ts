@@ -302,6 +302,25 @@ describe('item 6: drains end', () => {
     expect(w.ec2.terminateCalls).toEqual([]);
   });
 
+  it('never evicts a bare pod that landed on a draining node (nothing would recreate it); the drain waits, then gives the node back', async () => {
+    const w = await start(workloadNode(OLD, 'web-1'));
+    w.api.setEvictionPolicy('blockByPdb');
+    await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(2 * MINUTE), FAST);
+    // Someone starts a debug pod on the cordoned node (a toleration of the cordon, or nodeName set).
+    w.api.store.put(kubePod('default', 'debug-shell', { node: OLD, owner: null }));
+    w.api.setEvictionPolicy('allow');
+    let last;
+    for (let pass = 0; pass < 20 && last?.commands[0]?.step !== 'abandoned'; pass += 1) {
+      w.clock.nowMs += 5 * MINUTE;
+      last = await resumeCommands(w.deps(MINUTE), FAST);
+    }
+    expect(last!.commands[0]).toMatchObject({ step: 'abandoned' });
+    expect(evictions(w.api).map((e) => e.pod)).not.toContain('default/debug-shell');
+    expect(w.api.store.get('Pod', 'debug-shell', 'default')).toBeDefined();
+    expect(w.ec2.terminateCalls).toEqual([]);
+    expect(events(w.api, 'DisruptionBlocked').map((e) => e.message)).toContainEqual(expect.stringContaining('default/debug-shell has karpenter.sh/do-not-disrupt or no controller'));
+  });
+
   it('a drain that keeps moving is not given up', async () => {
     const pods = Array.from({ length: 14 }, (_, i) => `web-${i}`);
     const w = await start(workloadNode(OLD, ...pods));

@@ -551,7 +551,11 @@ export class CommandRunner {
       );
     }
     if (protectedHere.length > 0) {
-      await this.emit(node, 'DisruptionBlocked', `Cannot drain the node yet: ${protectedHere.sort().join(', ')} has karpenter.sh/do-not-disrupt (command ${this.cmd.id})`);
+      await this.emit(
+        node,
+        'DisruptionBlocked',
+        `Cannot drain the node yet: ${protectedHere.sort().join(', ')} has karpenter.sh/do-not-disrupt or no controller that would recreate it (command ${this.cmd.id})`,
+      );
     }
     return podsThatCount(pods, notReady);
   }

@@ -1,6 +1,7 @@
 // Which pods on a node being disrupted must leave before its instance may be terminated, and which do
 // not count. The rule the whole executor rests on: a node's instance is terminated only when no pod
 // that counts is left on it.
+import { hasControllerOwner } from '../../core/disruption/pods.ts';
 import { Annotations, type Pod } from '../../core/model/types.ts';
 
 /**
@@ -10,7 +11,9 @@ import { Annotations, type Pod } from '../../core/model/types.ts';
  * - `evict`: ask the Eviction API to move it;
  * - `leaving`: already being deleted: wait until it is gone, do not evict again;
  * - `protected`: carries `karpenter.sh/do-not-disrupt` (it arrived after the plan, which excludes such
- *   nodes): not evicted, and it keeps the node alive, as Karpenter's drain does.
+ *   nodes): not evicted, and it keeps the node alive, as Karpenter's drain does; or it has no controller
+ *   (a bare pod someone started on the node after the plan, which refuses nodes with such pods): nothing
+ *   would recreate it, so it is not evicted either, and the drain timeout gives the node back.
  */
 export type PodDisposition = 'ignore' | 'evict' | 'leaving' | 'protected';
 
@@ -19,6 +22,7 @@ export function podDisposition(pod: Pod): PodDisposition {
   if (pod.isDaemonSetPod || pod.isMirrorPod) return 'ignore';
   if (pod.terminating) return 'leaving';
   if (pod.annotations[Annotations.doNotDisrupt] === 'true') return 'protected';
+  if (!hasControllerOwner(pod)) return 'protected';
   return 'evict';
 }
 
