@@ -590,3 +590,21 @@ describe('tolerations shared between pods (issue 10: memory)', () => {
     ]);
   });
 });
+
+describe('a file that is no cluster dump', () => {
+  it.each([
+    ['an API error saved as the dump (kind: Status)', [{ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 403, reason: 'Forbidden', message: 'nodes is forbidden' }], /Kubernetes API error \(Status 403 Forbidden: nodes is forbidden\)/],
+    ['a Status inside a List', [{ kind: 'List', items: [nodeObject('a'), { kind: 'Status', code: 500, message: 'etcd timeout' }] }], /Status 500: etcd timeout/],
+    ['an object of an unknown kind only', [{ kind: 'Banana', metadata: { name: 'b' } }], /holds no object this product reads \(only Banana\)/],
+    ['a List of unknown kinds only', [{ kind: 'List', items: [{ kind: 'Secret', metadata: { name: 's' } }, { kind: 'ConfigMap', metadata: { name: 'c' } }] }], /only ConfigMap, Secret/],
+  ])('%s is refused, never read as an empty cluster', (_name, objects, problem) => {
+    expect(() => parseClusterObjects(objects)).toThrow(problem);
+  });
+
+  it.each([
+    ['an empty List', [{ kind: 'List', items: [] }]],
+    ['unknown kinds beside a Node', [{ kind: 'List', items: [{ kind: 'Secret', metadata: { name: 's' } }, nodeObject('a')] }]],
+  ])('%s is still read', (_name, objects) => {
+    expect(() => parseClusterObjects(objects)).not.toThrow();
+  });
+});

@@ -161,6 +161,9 @@ function clusterCases(): Case[] {
   add('PDB disruptionsAllowed negative', withPath(c, ['items', 3, 'status', 'disruptionsAllowed'], -1));
   add('PDB disruptionsAllowed text', withPath(c, ['items', 3, 'status', 'disruptionsAllowed'], 'one'));
   add('duplicate node', withPath(c, ['items', 1], c['items'] && (c['items'] as Json[])[0]));
+  // Saved API errors and wrong files: never an empty cluster (which would forget the state's nodes).
+  add('an API error saved as the dump', { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'nodes is forbidden' });
+  add('an object of an unknown kind', { kind: 'Banana', metadata: { name: 'b' } });
   for (const [name, damage] of TEXT_DAMAGE) cases.push({ name: `cluster: ${name}`, role: 'cluster', text: damage(JSON.stringify(c)) });
   return cases;
 }

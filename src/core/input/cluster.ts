@@ -401,6 +401,14 @@ function rejectDuplicates<T>(values: readonly T[], key: (value: T) => string, de
   }
 }
 
+/** The problem to report for a `kind: Status` object: the API error it records. */
+function apiErrorProblem(raw: Record<string, unknown>): string {
+  const code = typeof raw['code'] === 'number' ? ` ${raw['code']}` : '';
+  const reason = typeof raw['reason'] === 'string' ? ` ${raw['reason']}` : '';
+  const text = typeof raw['message'] === 'string' ? `: ${raw['message'].slice(0, 300)}` : '';
+  return `is a Kubernetes API error (Status${code}${reason}${text}), not a cluster dump: save the output of a kubectl get that succeeded`;
+}
+
 /** Parses cluster objects (a `List`'s items, YAML documents, or nested Lists). Throws InputError. */
 export function parseClusterObjects(objects: readonly unknown[]): Cluster {
   const builder = new ClusterBuilder();
@@ -418,6 +426,8 @@ export class ClusterBuilder {
   private readonly pods: ReadPod[] = [];
   private readonly volumeItems: Item[] = [];
   private readonly pdbs: PodDisruptionBudget[] = [];
+  /** Kinds read past, for a file that holds nothing else. */
+  private readonly unknownKinds = new Set<string>();
   private readonly daemonSets: DaemonSet[] = [];
   private readonly workloads: WorkloadStatus[] = [];
   private readonly namespaces: Namespace[] = [];
@@ -452,8 +462,12 @@ export class ClusterBuilder {
         case 'Namespace':
           this.namespaces.push(parseNamespace(item));
           break;
+        case 'Status':
+          // What `kubectl get --raw` or curl saves when the API refused: never a cluster.
+          throw new InputError(item.where, '', apiErrorProblem(item.raw));
         default:
           if ((WORKLOAD_KINDS as readonly string[]).includes(item.kind)) this.workloads.push(parseWorkload(item, item.kind as WorkloadStatus['kind']));
+          else this.unknownKinds.add(item.kind);
       }
     }
   }
@@ -469,6 +483,7 @@ export class ClusterBuilder {
       for (const value of from) to.push(value);
     };
     for (const b of builders) {
+      for (const kind of b.unknownKinds) out.unknownKinds.add(kind);
       append(out.nodes, b.nodes);
       append(out.pods, b.pods);
       append(out.volumeItems, b.volumeItems);
@@ -482,6 +497,16 @@ export class ClusterBuilder {
 
   finish(): Cluster {
     const nodes = this.nodes;
+    const known = nodes.length + this.pods.length + this.volumeItems.length + this.pdbs.length + this.daemonSets.length + this.workloads.length + this.namespaces.length;
+    if (known === 0 && this.unknownKinds.size > 0) {
+      // Unknown kinds beside a cluster's objects are ignored; a file of nothing else is the wrong file,
+      // and reading it as an empty cluster would forget every node the state remembers.
+      throw new InputError(
+        'document 1',
+        'kind',
+        `holds no object this product reads (only ${[...this.unknownKinds].sort().slice(0, 5).join(', ')}): expected the output of kubectl get nodes,pods,poddisruptionbudgets,daemonsets -A -o json`,
+      );
+    }
     rejectDuplicates(nodes, (n) => n.name, (n) => `Node "${n.name}"`);
     const volumes = indexVolumes(this.volumeItems, nodes);
     const pods = this.pods.map(({ pod, claims }) => {
