@@ -254,6 +254,10 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
       );
       const durationMs = clock() - startedAt;
       const pass = { id: passId, function: functionName, scope, trigger: invocation.trigger, durationMs };
+      // Records this build could not read were skipped (the rest resumed): say which, once each.
+      const unreadable = rt.store.takeUnreadable?.() ?? [];
+      for (const record of unreadable) passLog.warn('state record skipped: this build cannot read it', { key: record.key, problem: record.problem });
+      if (unreadable.length > 0) metrics.addMetric('eks_consolidator_state_records_unreadable_total', MetricUnit.Count, unreadable.length);
       metrics.addMetric('eks_consolidator_pass_duration_seconds', MetricUnit.Seconds, durationMs / 1000);
 
       if (!result.leaseAcquired) {

@@ -372,6 +372,9 @@ export interface World {
   readonly karpenter?: FakeKarpenter;
   readonly ec2: FakeEc2;
   readonly store: DynamoStateStore;
+  /** The state table and a client for it (tests that write raw items). */
+  readonly tableName: string;
+  readonly dbClient: LocalDynamo['client'];
   readonly clock: Clock;
   /** Times `onAction` was told about. */
   readonly actions: number[];
@@ -454,6 +457,8 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
     ec2,
     ...(karpenter === undefined ? {} : { karpenter }),
     store,
+    tableName,
+    dbClient: db.client,
     clock,
     actions,
     terminatedWithPods,

@@ -2,6 +2,7 @@
 // real DynamoDB store on dynalite. Each case is one of the outside safety audit's reproductions (C2,
 // C3, C4, H1, M4): each fails on the build before the fix.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoStateStore } from '../../src/adapters/dynamodb/dynamoStateStore.ts';
 import { actOnPass, executePlan, makeActor, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import { runPass } from '../../src/app/runPass.ts';
@@ -140,6 +141,26 @@ describe('item 3: unfinished commands progress or roll back whatever else fails'
     expect(w.ec2.terminateCalls).toEqual([launched]);
     expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
     expect(nodeSpec(w.api, OLD)?.unschedulable).toBeUndefined();
+  });
+});
+
+describe('one bad record never blocks the rest', () => {
+  it('a stored command this build cannot read is skipped and reported; an overdue command beside it still rolls back', async () => {
+    const w = await start(workloadNode(OLD, 'web-1'));
+    await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), FAST);
+    const launched = w.ec2.launched()[0]!.id;
+    const [good] = await w.commands();
+    // A record a newer build wrote: a step this build does not know.
+    await w.store.putCommand({ ...good!, id: 'cmd-from-newer-build', nodes: ['ip-10-4-4-4.ec2.internal'], version: 0 });
+    const doc = DynamoDBDocumentClient.from(w.dbClient);
+    await doc.send(new UpdateCommand({ TableName: w.tableName, Key: { pk: 'CLUSTER#test', sk: 'CMD#cmd-from-newer-build' }, UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'step' }, ExpressionAttributeValues: { ':s': 'draining' } }));
+    w.clock.nowMs += 30 * MINUTE;
+    const report = await resumeCommands(w.deps(2 * MINUTE), FAST);
+    expect(report.errors).toEqual([]);
+    expect(report.commands.map((c) => [c.id, c.step])).toEqual([[good!.id, 'rolledBack']]);
+    expect(w.ec2.terminateCalls).toEqual([launched]);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+    expect(w.store.takeUnreadable().map((u) => u.key)).toEqual(['CMD#cmd-from-newer-build']);
   });
 });
 

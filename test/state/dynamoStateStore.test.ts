@@ -238,6 +238,21 @@ describe('DynamoStateStore', () => {
     expect((error as Error).message).toBe('NODE#x: podCount: not a number');
   });
 
+  it('a command record this build cannot read is skipped and reported once; the others are still listed and loaded', async () => {
+    const store = storeFor();
+    await store.putCommand(command({ id: 'cmd-good' }));
+    await raw().send(
+      new PutCommand({
+        TableName: tableName,
+        Item: { ...(await getItem('CMD#cmd-good')), sk: 'CMD#cmd-from-newer-build', id: 'cmd-from-newer-build', step: 'draining' },
+      }),
+    );
+    expect((await store.listCommands(T0)).map((c) => c.id)).toEqual(['cmd-good']);
+    expect((await store.load(T0)).commands.map((c) => c.id)).toEqual(['cmd-good']);
+    expect(store.takeUnreadable()).toEqual([{ key: 'CMD#cmd-from-newer-build', problem: expect.stringMatching(/^CMD#cmd-from-newer-build: step: not one of/) }]);
+    expect(store.takeUnreadable()).toEqual([]);
+  });
+
   it('other SDK errors become StateStoreErrors naming the operation', async () => {
     const store = new DynamoStateStore({ client: db.client, tableName: 'no-such-table', clusterName: 'prod' });
     const error = await store.load(T0).catch((e: unknown) => e);

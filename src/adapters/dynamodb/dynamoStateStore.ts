@@ -24,7 +24,7 @@ import {
 import { applyChanges, diffPassState } from '../../core/state/diff.ts';
 import { StateConflictError, StateCorruptError, StateStoreError } from '../../core/state/errors.ts';
 import { LEDGER_RETENTION_MS, readLedgerEntry, type LedgerEntry } from '../../core/state/ledger.ts';
-import type { StateStore } from '../../core/state/ports.ts';
+import type { StateStore, UnreadableRecord } from '../../core/state/ports.ts';
 import {
   commandExpiresAt,
   type ClusterState,
@@ -91,6 +91,9 @@ export class DynamoStateStore implements StateStore {
     this.writeConcurrency = options.writeConcurrency ?? 16;
   }
 
+  /** Command records skipped since the last `takeUnreadable`, by key. */
+  private readonly unreadable = new Map<string, UnreadableRecord>();
+
   async load(nowMs?: number): Promise<PassState> {
     const now = nowMs ?? this.clock();
     this.loadedAtMs = now;
@@ -103,7 +106,10 @@ export class DynamoStateStore implements StateStore {
       else if (sk.startsWith(StateKeys.nodePrefix)) {
         const node = decodeNode(item);
         nodes[node.name] = node;
-      } else if (sk.startsWith(StateKeys.commandPrefix)) commands.push(decodeCommand(item));
+      } else if (sk.startsWith(StateKeys.commandPrefix)) {
+        const command = this.decodeCommandOrSkip(item);
+        if (command !== undefined) commands.push(command);
+      }
     }
     return { nodes, cluster, commands: sortCommands(commands) };
   }
@@ -244,7 +250,28 @@ export class DynamoStateStore implements StateStore {
   async listCommands(nowMs?: number): Promise<DisruptionCommand[]> {
     const now = nowMs ?? this.clock();
     const items = await this.queryAll('listCommands', now, StateKeys.commandPrefix);
-    return sortCommands(items.map(decodeCommand));
+    return sortCommands(items.map((item) => this.decodeCommandOrSkip(item)).filter((c): c is DisruptionCommand => c !== undefined));
+  }
+
+  takeUnreadable(): readonly UnreadableRecord[] {
+    const taken = [...this.unreadable.values()];
+    this.unreadable.clear();
+    return taken;
+  }
+
+  /**
+   * A command this build cannot read is skipped and kept for `takeUnreadable`, not thrown: the others
+   * still resume or roll back (Karpenter's controllers reconcile each object on its own, likewise).
+   */
+  private decodeCommandOrSkip(item: Item): DisruptionCommand | undefined {
+    try {
+      return decodeCommand(item);
+    } catch (error) {
+      if (!(error instanceof StateCorruptError)) throw error;
+      const key = String(item[SORT_KEY]);
+      this.unreadable.set(key, { key, problem: error.message });
+      return undefined;
+    }
   }
 
   // --- writes -----------------------------------------------------------------------------------

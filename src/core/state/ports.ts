@@ -61,6 +61,13 @@ export interface StateStore {
   listCommands(nowMs?: number): Promise<DisruptionCommand[]>;
 
   /**
+   * Optional: command records `load` and `listCommands` skipped because this build cannot read them (a
+   * step a newer build stored, a hand-edited item), since the last call; each is reported once. One bad
+   * record must not stop every other command from resuming or rolling back.
+   */
+  takeUnreadable?(): readonly UnreadableRecord[];
+
+  /**
    * Optional (issue 12): appends a real pass's ledger entry (what it did and saved). Stores keep entries
    * for `LEDGER_RETENTION_MS`. Written under the pass's lease; never read by a pass.
    */
@@ -68,4 +75,11 @@ export interface StateStore {
 
   /** Optional: every ledger entry kept, oldest first. */
   listLedger?(): Promise<LedgerEntry[]>;
+}
+
+/** A stored record that could not be decoded, and why. */
+export interface UnreadableRecord {
+  /** Its key, e.g. `CMD#cmd-1`. */
+  readonly key: string;
+  readonly problem: string;
 }
