@@ -2,6 +2,7 @@
 // the log lines and the EMF documents; these tests read what reaches stdout).
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type NodeEventSpec } from '../../src/app/observability/events.ts';
 import { isThresholdBlocked, METRICS_NAMESPACE, publishMetrics } from '../../src/app/observability/metrics.ts';
@@ -86,6 +87,23 @@ describe('EMF metrics', () => {
     // Budgets: the demo's default pool allows 20% of 26 nodes (6) on a Saturday.
     const allowed = emf.find((d) => d['nodepool'] === 'default' && d['reason'] === 'underutilized' && 'karpenter_nodepools_allowed_disruptions' in d);
     expect(allowed?.['karpenter_nodepools_allowed_disruptions']).toBe(6);
+  });
+
+  it('a stored command this build cannot read: one warning naming its key, and a count, while the pass goes on', async () => {
+    const doc = DynamoDBDocumentClient.from(h.db.client);
+    await doc.send(
+      new PutCommand({
+        TableName: h.table,
+        Item: { pk: 'CLUSTER#demo-cluster', sk: 'CMD#cmd-from-newer-build', id: 'cmd-from-newer-build', createdAt: NOW, updatedAt: NOW, nodes: ['x'], method: 'single-node', reason: 'Underutilized', step: 'draining', version: 1 },
+      }),
+    );
+    // A dry run reads the state too (and writes nothing).
+    const response = (await createConsolidateHandler(deps(h))({ dryRun: true }, lambdaContext())) as PassResponse;
+    expect(response.decisions.length).toBeGreaterThan(0);
+    const warnings = jsonLines(h.lines).filter((r) => r['message'] === 'state record skipped: this build cannot read it');
+    expect(warnings).toEqual([expect.objectContaining({ level: 'WARN', key: 'CMD#cmd-from-newer-build', problem: expect.stringContaining('step: not one of') })]);
+    const counted = emfOf(h.lines).filter((d) => 'eks_consolidator_state_records_unreadable_total' in d);
+    expect(counted.map((d) => d['eks_consolidator_state_records_unreadable_total'])).toEqual([1]);
   });
 
   it('the pass duration leaves with the logMetrics flush, under the function dimension', async () => {
