@@ -26,6 +26,9 @@ export interface LocalDynamo {
 export async function startDynalite(): Promise<LocalDynamo> {
   // In-memory (no path), tables ACTIVE at once.
   const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // Node closes an idle keep-alive connection after 5 s, and a client without retries (below) that
+  // reuses it at that moment fails with ECONNRESET: keep idle connections open longer than any pause.
+  (server as { keepAliveTimeout?: number }).keepAliveTimeout = 10 * 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

@@ -197,12 +197,15 @@ export class FakeStore {
     return found === undefined ? undefined : structuredClone(found);
   }
 
-  /** Deep copies of every object of a kind, sorted by namespace/name, optionally in one namespace. */
-  list(kind: string, namespace?: string): Json[] {
+  /**
+   * Deep copies of every object of a kind, sorted by namespace/name, optionally in one namespace and
+   * only those `keep` accepts (tested on the stored object, so a selective list copies only what it returns).
+   */
+  list(kind: string, namespace?: string, keep?: (object: Json) => boolean): Json[] {
     return [...this.table(kind).entries()]
+      .filter(([, o]) => (namespace === undefined || metadataOf(o)['namespace'] === namespace) && (keep === undefined || keep(o)))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([, o]) => structuredClone(o))
-      .filter((o) => namespace === undefined || metadataOf(o)['namespace'] === namespace);
+      .map(([, o]) => structuredClone(o));
   }
 
   /** Removes an object; true when it was there. */
@@ -384,11 +387,8 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   }
 
   function listAnswer(info: ResourceInfo, namespace: string | undefined, query: Record<string, string>): Json {
-    let items = store.list(info.kind, namespace);
-    if (query['fieldSelector'] !== undefined && query['fieldSelector'] !== '') {
-      const test = fieldSelector(query['fieldSelector']);
-      items = items.filter(test);
-    }
+    const byField = query['fieldSelector'] !== undefined && query['fieldSelector'] !== '' ? fieldSelector(query['fieldSelector']) : undefined;
+    let items = store.list(info.kind, namespace, byField);
     if (query['labelSelector'] !== undefined && query['labelSelector'] !== '') {
       const test = labelSelector(query['labelSelector']);
       items = items.filter((o) => test(labelsOf(o)));
