@@ -234,8 +234,7 @@ export class CommandRunner {
 
   /** Asks for every replacement not asked for yet, recording each one at once; a launch that cannot succeed rolls back. */
   private async launchAll(): Promise<'launched' | 'rollingBack' | 'later'> {
-    const specs = this.cmd.replacements ?? [];
-    for (const [index] of specs.entries()) {
+    for (const index of (this.cmd.replacements ?? []).keys()) {
       if (this.launchedAt(index) !== undefined) continue;
       const outcome = await this.launchOne(index);
       if (outcome !== 'launched') return outcome;
@@ -361,10 +360,10 @@ export class CommandRunner {
   /** Records the rollback's reason and every replacement it must undo, then `rollBack` carries it out (now or in later ticks). */
   private async startRollback(why: string): Promise<void> {
     const launched = [...(this.cmd.launched ?? [])];
-    for (const [index, spec] of (this.cmd.replacements ?? []).entries()) {
+    for (const index of (this.cmd.replacements ?? []).keys()) {
       if (launched.some((l) => l.index === index)) continue;
       // A launch whose answer was lost must not be left running.
-      const found = await this.ctx.capacity(this.replacementActuator(index, spec.actuator)).find(this.cmd.id, index);
+      const found = await this.ctx.capacity(this.replacementActuator(index)).find(this.cmd.id, index);
       if (found !== undefined) launched.push({ index, ref: found.ref, ...(found.instanceId === undefined ? {} : { instanceId: found.instanceId }) });
     }
     this.detail.rollbackWhy = why;
@@ -669,8 +668,8 @@ export class CommandRunner {
   }
 
   /** How a replacement is launched; records of older builds only launched through EC2. */
-  private replacementActuator(index: number, fromSpec = this.cmd.replacements?.[index]?.actuator): ActuatorKind {
-    return fromSpec ?? 'ec2';
+  private replacementActuator(index: number): ActuatorKind {
+    return this.cmd.replacements?.[index]?.actuator ?? 'ec2';
   }
 
   /** How an old node is retired; records of older builds only terminated through EC2. */

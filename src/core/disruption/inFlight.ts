@@ -16,14 +16,9 @@ import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { FINAL_COMMAND_STEPS, type DisruptionCommand, type ReplacementSpec } from '../state/types.ts';
+import { NOT_INITIALIZED_TAINT_KEYS } from '../scheduling/taints.ts';
 import { daemonSetPodsFor } from './applyDecision.ts';
 
-/** Taints a registered node carries until it is ready; capacity promised to a command ignores them. */
-const STARTUP_TAINTS: ReadonlySet<string> = new Set([
-  'node.kubernetes.io/not-ready',
-  'node.kubernetes.io/unreachable',
-  'node.cloudprovider.kubernetes.io/uninitialized',
-]);
 
 export interface InFlightInput {
   readonly cluster: Cluster;
@@ -158,8 +153,9 @@ function unbind(pod: Pod): Pod {
   return { ...rest, phase: 'Pending' };
 }
 
+/** A registered replacement as promised to its command: the taints it carries until ready ignored. */
 function asReady(node: Node): Node {
-  return { ...node, ready: true, unschedulable: false, taints: node.taints.filter((t) => !STARTUP_TAINTS.has(t.key)) };
+  return { ...node, ready: true, unschedulable: false, taints: node.taints.filter((t) => !NOT_INITIALIZED_TAINT_KEYS.has(t.key)) };
 }
 
 /** A replacement a command launched (or is launching) that has not registered yet, as it will be. */

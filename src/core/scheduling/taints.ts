@@ -5,6 +5,17 @@ import type { Taint, Toleration } from '../model/types.ts';
 /** What a cordoned node effectively carries (the node lifecycle controller adds it). */
 export const UnschedulableTaint: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
 
+/**
+ * Taints a fresh node carries until it can take pods (the kubelet's and the cloud provider's, and
+ * Karpenter's until the kubelet registered): a replacement with one of these is not ready yet.
+ */
+export const NOT_INITIALIZED_TAINT_KEYS: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+  'karpenter.sh/unregistered',
+]);
+
 export function blocksScheduling(taint: Taint): boolean {
   return taint.effect === 'NoSchedule' || taint.effect === 'NoExecute';
 }
