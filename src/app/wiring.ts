@@ -18,6 +18,7 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { createLiveCatalogSource } from '../adapters/aws/liveCatalogSource.ts';
 import { pricingEndpointRegion } from '../adapters/aws/pricing.ts';
 import { Ec2InstanceLauncher } from '../adapters/aws/ec2Launcher.ts';
+import { Ec2InstanceDirectory } from '../adapters/aws/instanceDirectory.ts';
 import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath } from '../adapters/catalog/bundledPaths.ts';
 import { DynamoDbCatalogCache } from '../adapters/dynamodb/catalogCache.ts';
 import { DynamoStateStore } from '../adapters/dynamodb/dynamoStateStore.ts';
@@ -34,6 +35,7 @@ import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import type { Catalog, NodePool } from '../core/model/types.ts';
 import type { InstanceLauncher, NodeClaimApi, NodeOperations } from '../core/ports/actuator.ts';
 import type { CatalogCache, CatalogLoad, CatalogOrigin } from '../core/ports/catalog.ts';
+import type { InstanceDirectory } from '../core/ports/instances.ts';
 import type { StateStore } from '../core/state/ports.ts';
 import { makeActor, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from './act/executeCommands.ts';
 import type { ProveWorld } from './act/proveLive.ts';
@@ -285,6 +287,37 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
       };
     },
   };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The interruption function's runtime: EC2 to tell our instances from others, the Kubernetes writes of
+// a drain. No state table, no catalog: it acts on one notice and keeps nothing.
+
+export interface InterruptionRuntime {
+  readonly config: Config;
+  readonly instances: InstanceDirectory;
+  /** Taint, cordon, evict, events. Absent for a file cluster source, which has no API to act on. */
+  readonly nodes?: NodeOperations;
+}
+
+export async function buildInterruptionRuntime(config: Config, overrides: WiringOverrides = {}): Promise<InterruptionRuntime> {
+  const clock = overrides.clock ?? Date.now;
+  const aws = { region: config.region, ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }) };
+  const instances = new Ec2InstanceDirectory({ client: new EC2Client(aws), clusterName: config.clusterName });
+  if (config.clusterSource.kind !== 'eks') return { config, instances };
+  const kubeConfig =
+    overrides.kubeConfig ??
+    (
+      await eksKubeConfig({
+        clusterName: config.clusterName,
+        region: config.region,
+        eksClient: new EKSClient(aws),
+        ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }),
+        now: clock,
+      })
+    ).kubeConfig;
+  const nodes = new KubeNodeOperations(kubeConfig, { now: clock, instance: process.env['AWS_LAMBDA_LOG_STREAM_NAME'] ?? 'eks-consolidator' });
+  return { config, instances, nodes };
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
-// The one module both functions load (serverless.yml: `src/handlers/index.consolidate` and
-// `src/handlers/index.emptiness`), so the package holds a single bundle. Each function builds only its
-// own handler when the module loads (Lambda names it in `_HANDLER`), so configuration is still read
-// and checked at cold start; the other handler is built on first use, which only happens when
-// something else (a test, a local invoke) calls it. consolidate.ts and emptiness.ts stay the
-// per-function modules for tests and local use.
+// The one module every function loads (serverless.yml: `src/handlers/index.consolidate`,
+// `src/handlers/index.emptiness`, `src/handlers/index.interruption`), so the package holds a single
+// bundle. Each function builds only its own handler when the module loads (Lambda names it in
+// `_HANDLER`), so configuration is still read and checked at cold start; the others are built on first
+// use, which only happens when something else (a test, a local invoke) calls them. consolidate.ts,
+// emptiness.ts and interruption.ts stay the per-function modules for tests and local use.
 import type { Context } from 'aws-lambda';
 import { createPassHandler, type FunctionName, type HandlerResponse, type PassEvent } from './pass.ts';
+import { createInterruptionHandler, type InterruptionResponse } from './interruption.ts';
 
 type Handler = (event: PassEvent, context: Context) => Promise<HandlerResponse>;
 
@@ -18,3 +19,10 @@ function entry(name: FunctionName): Handler {
 
 export const consolidate = entry('consolidate');
 export const emptiness = entry('emptiness');
+
+// The interruption function (serverless.yml `src/handlers/index.interruption`): an EventBridge notice
+// rather than a pass, built the same way.
+export const interruption = ((): ((event: unknown, context: Context) => Promise<InterruptionResponse>) => {
+  let handler = process.env['_HANDLER']?.endsWith('.interruption') ? createInterruptionHandler() : undefined;
+  return (event, context) => (handler ??= createInterruptionHandler())(event, context);
+})();

@@ -1,20 +1,23 @@
 // The deployment descriptions agree with each other and with the code: serverless.yml, infra/table.yml
 // and stateTableCloudFormation() describe one table; serverless.yml and infra/iam.yml the same two
-// policies, the EC2 writes left out of both for a Karpenter-only deployment; infra/rbac.yaml is bound
+// policies, the EC2 writes left out of both for a Karpenter-only deployment, and what the packaged
+// policies allow and deny, request by request, judged by an IAM simulator; infra/rbac.yaml is bound
 // to the group the access entry maps the function role to (what the role allows, request by request:
 // test/infra/rbac.test.ts).
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { CreateFleetCommandInput, TerminateInstancesCommandInput } from '@aws-sdk/client-ec2';
 import { parse, parseAllDocuments, type Tags } from 'yaml';
 import { loadConfig } from '../../src/app/config.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ec2InstanceLauncher } from '../../src/adapters/aws/ec2Launcher.ts';
 import { FakeEc2, POOL, replaceDecision } from '../act/harness.ts';
-import { createFleetAuthorizations, type LaunchTemplateFacts } from '../support/ec2Authorizations.ts';
-import { evaluate, type PolicyDocument } from '../support/iamPolicy.ts';
+import { authorization, createFleetAuthorizations, runInstancesAuthorizations, tagContext, type LaunchTemplateFacts, type Where } from '../support/ec2Authorizations.ts';
+import { simulate, type AuthorizationRequest, type PolicyDocument } from '../support/iamSimulator.ts';
+import { pricingEndpointRegion } from '../../src/adapters/aws/pricing.ts';
 import { stateTableCloudFormation } from '../../src/adapters/dynamodb/tableSchema.ts';
 import { LISTED_RESOURCES } from '../../src/adapters/kubernetes/liveClusterSource.ts';
 import { authorize } from '../support/rbac.ts';
@@ -109,7 +112,7 @@ function rulesPass(template: Cfn, parameters: Readonly<Record<string, string>>):
   );
 }
 
-const where = { partition: 'aws', region: 'eu-west-1', accountId: '123456789012' };
+const where: Where = { partition: 'aws', region: 'eu-west-1', accountId: '123456789012' };
 const tableArn = `arn:aws:dynamodb:eu-west-1:123456789012:table/eks-consolidator-prod-state`;
 const instance = (id: string) => `arn:aws:ec2:eu-west-1:123456789012:instance/${id}`;
 
@@ -131,10 +134,8 @@ function substitutedPolicy(sub: string | [string, Record<string, unknown>], para
 }
 
 interface RolePolicies {
-  /** Our policies (managed or inline, written as Fn::Sub strings), substituted, by name. */
+  /** Our policies (managed or inline, written as Fn::Sub strings), substituted, by name: what the simulator judges requests against. */
   readonly ours: Readonly<Record<string, PolicyDocument>>;
-  /** Our statements together: what `evaluate` judges requests against. */
-  readonly policy: PolicyDocument;
   /** Every statement that takes effect on the role, the framework's own (logs) included. */
   readonly statements: readonly { readonly Effect: string; readonly Action?: unknown; readonly NotAction?: unknown; readonly Sid?: string }[];
 }
@@ -163,7 +164,7 @@ function rolePolicies(resources: Record<string, Cfn>, roleId: string, parameters
     if (sub !== undefined) ours[name] = substitutedPolicy(sub, parameters);
     statements.push(...((sub === undefined ? (document as Cfn)['Statement'] : ours[name]!.Statement) as RolePolicies['statements']));
   }
-  return { ours, policy: { Version: '2012-10-17', Statement: Object.values(ours).flatMap((d) => d.Statement) }, statements };
+  return { ours, statements };
 }
 
 /** What the `karpenter` actuator must not be able to do: every write of the `ec2` actuator. */
@@ -262,6 +263,27 @@ describe('the IAM policies', () => {
     expect(rulesPass(standaloneIam, parameters('ec2', ''))).toBe(false);
     expect(rulesPass(standaloneIam, parameters('karpenter', ''))).toBe(true);
   });
+
+  it('stay within IAM’s size limits with the longest names', () => {
+    // IAM counts characters without whitespace: 6,144 for a managed policy (serverless.yml), 10,240 for
+    // all the inline policies of a role together (infra/iam.yml). EKS allows 100 characters in a
+    // cluster name, IAM 64 in a role name, DynamoDB 255 in a table name.
+    const longest: Record<string, string> = {
+      'AWS::Partition': 'aws-us-gov',
+      'AWS::Region': 'ap-southeast-5',
+      'AWS::AccountId': '123456789012',
+      ClusterName: 'c'.repeat(100),
+      NodeRoleName: 'r'.repeat(64),
+      TableArn: `arn:aws-us-gov:dynamodb:ap-southeast-5:123456789012:table/${'t'.repeat(255)}`,
+    };
+    const size = (id: string) => {
+      const [text] = resources['Resources'][id].Properties.PolicyDocument['Fn::Sub'] as [string, unknown];
+      return text.replace(/\$\{([^}]+)\}/g, (_all, name: string) => longest[name]!).replace(/\s/g, '').length;
+    };
+    expect(size('ConsolidatorPolicy')).toBeLessThanOrEqual(6144);
+    expect(size('Ec2ActuatorPolicy')).toBeLessThanOrEqual(6144);
+    expect(size('ConsolidatorPolicy') + size('Ec2ActuatorPolicy')).toBeLessThanOrEqual(10240);
+  });
 });
 
 /** `sls package` into a fresh directory; the compiled CloudFormation (update stack) it wrote. */
@@ -290,12 +312,205 @@ async function slsPackage(extraParams: readonly string[]): Promise<Cfn> {
 
 // The packaged artifact itself: `sls package` with a real cluster name, once with the default actuator
 // and once with `--param=actuator=karpenter`; the compiled CloudFormation is read back, its conditions
-// evaluated and its substitutions done as CloudFormation would, and the resulting policies evaluated
-// against the requests the launcher really makes. (Issue: condition keys once kept
-// `${param:clusterName}` literally, so every launch and termination would have been denied.)
+// evaluated and its substitutions done as CloudFormation would, and the resulting policies judged by an
+// IAM simulator (test/support/iamSimulator.ts) against the requests our code really makes and against
+// requests it must never be able to make. (Condition keys once kept `${param:clusterName}` literally:
+// every launch and termination would have been denied.)
+
+const goodTemplate: LaunchTemplateFacts = {
+  id: 'lt-0abc123',
+  tags: { 'kubernetes.io/cluster/prod-eks': 'owned' },
+  tagSpecifications: {
+    'network-interface': { 'kubernetes.io/cluster/prod-eks': 'owned' },
+    'spot-instances-request': { 'kubernetes.io/cluster/prod-eks': 'owned' },
+  },
+  imageId: 'ami-0123',
+  snapshotIds: ['snap-0123'],
+  securityGroupIds: ['sg-0123'],
+  instanceProfileRole: 'KarpenterNodeRole-prod-eks',
+};
+const ourTags = { 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/prod-eks': 'owned', 'karpenter.sh/nodepool': 'general' };
+const nodeRole = 'arn:aws:iam::123456789012:role/KarpenterNodeRole-prod-eks';
+
+/** The EC2 Describe actions src/ sends (`new Describe…Command(` in a file that imports @aws-sdk/client-ec2), sorted. */
+function ec2DescribesInSource(): string[] {
+  const found = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.ts')) {
+        const text = readFileSync(path, 'utf8');
+        if (!text.includes(`'@aws-sdk/client-ec2'`)) continue;
+        for (const m of text.matchAll(/\bnew (Describe\w+)Command\(/g)) found.add(`ec2:${m[1]}`);
+      }
+    }
+  };
+  walk(join(root, 'src'));
+  return [...found].sort();
+}
+
+/** The launcher's CreateFleet for one replacement (FakeEc2 answers its template checks as this cluster's). */
+async function launcherRequest(capacityType: 'on-demand' | 'spot', clusterName = 'prod-eks') {
+  const ec2 = new FakeEc2({ clusterName });
+  try {
+    const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName });
+    await launcher.launch({ commandId: 'cmd-1', nodePool: POOL, replacement: { ...replaceDecision(['n']).replacements[0]!, capacityType } });
+    return ec2.fleetRequests[0]!;
+  } finally {
+    ec2.restore();
+  }
+}
+
+/**
+ * Every authorization of every EC2 call the launcher makes to launch a replacement from `goodTemplate`
+ * and then terminate it (its template checks, subnet and instance reads, the fleet, the termination).
+ */
+async function launcherAuthorizations(capacityType: 'on-demand' | 'spot'): Promise<AuthorizationRequest[]> {
+  const ec2 = new FakeEc2({ clusterName: 'prod-eks' });
+  try {
+    const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName: 'prod-eks' });
+    const launched = await launcher.launch({ commandId: 'cmd-1', nodePool: POOL, replacement: { ...replaceDecision(['n']).replacements[0]!, capacityType } });
+    expect(await launcher.terminate(launched.instanceId, { requireOurTag: true })).toBe('terminating');
+    const requests: AuthorizationRequest[] = [];
+    for (const call of ec2.mock.calls()) {
+      const command = call.args[0] as unknown as { constructor: { name: string }; input: unknown };
+      const action = `ec2:${command.constructor.name.replace(/Command$/, '')}`;
+      if (action === 'ec2:CreateFleet') requests.push(...(await createFleetAuthorizations(command.input as CreateFleetCommandInput, goodTemplate, where)));
+      else if (action === 'ec2:TerminateInstances') {
+        for (const id of (command.input as TerminateInstancesCommandInput).InstanceIds ?? []) {
+          requests.push(await authorization(action, instance(id), tagContext('aws:ResourceTag', ec2.instances.get(id)!.tags), where));
+        }
+      } else requests.push(await authorization(action, '*', {}, where));
+    }
+    return requests;
+  } finally {
+    ec2.restore();
+  }
+}
+
+const terminate = (tags: Record<string, string>) => async () => [await authorization('ec2:TerminateInstances', instance('i-0abc'), tagContext('aws:ResourceTag', tags), where)];
+const one = (action: string, resource: string, context: Record<string, string | readonly string[]> = {}, at: Where = where) => async () => [await authorization(action, resource, context, at)];
+const all = (factories: readonly (() => Promise<AuthorizationRequest[]>)[]) => async () => (await Promise.all(factories.map((f) => f()))).flat();
+const withOurTags = ['instance', 'volume', 'network-interface'].map((ResourceType) => ({
+  ResourceType: ResourceType as 'instance',
+  Tags: Object.entries(ourTags).map(([Key, Value]) => ({ Key, Value })),
+}));
+
+type Requests = () => Promise<AuthorizationRequest[]>;
+
+/** What every deployment reads, whatever its actuator. */
+const READS: [string, Requests][] = [
+  ['the state table’s items', all(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'ConditionCheckItem'].map((a) => one(`dynamodb:${a}`, tableArn)))],
+  ['eks:DescribeCluster of this cluster', one('eks:DescribeCluster', 'arn:aws:eks:eu-west-1:123456789012:cluster/prod-eks')],
+  ['each EC2 Describe the code sends, in the deployment’s region', all(ec2DescribesInSource().map((action) => one(action, '*')))],
+  ['pricing:GetProducts from the Pricing API region that serves this one', one('pricing:GetProducts', '*', {}, { ...where, region: pricingEndpointRegion(where.region) })],
+];
+
+/** What the `ec2` actuator does on top of the reads. */
+const EC2_ACTUATOR: [string, Requests][] = [
+  ['every authorization of the launcher’s on-demand launch and its termination', () => launcherAuthorizations('on-demand')],
+  ['every authorization of the launcher’s spot launch and its termination', () => launcherAuthorizations('spot')],
+  ['tagging a new instance while launching it', one('ec2:CreateTags', instance('i-0new'), { ...tagContext('aws:RequestTag', ourTags), 'ec2:CreateAction': 'CreateFleet' })],
+  ['passing the node role to EC2', one('iam:PassRole', nodeRole, { 'iam:PassedToService': 'ec2.amazonaws.com' })],
+  ['terminating our replacement of this cluster', terminate({ 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/prod-eks': 'owned' })],
+  ['terminating a Karpenter node of this cluster', terminate({ 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/prod-eks': 'owned' })],
+];
+
+/**
+ * What no deployment may do, as [name, requests, which of them are denied]: every request whose
+ * `action resource` matches the pattern must be denied and every other one allowed, so that a row
+ * fails for the reason it names and not for another.
+ */
+const DENIED: [string, Requests, RegExp][] = [
+  ['ec2:DescribeInstanceAttribute (it returns instances’ user data)', one('ec2:DescribeInstanceAttribute', instance('i-0abc')), /./],
+  ['ec2:DescribeKeyPairs', one('ec2:DescribeKeyPairs', '*'), /./],
+  ['ec2:DescribeVpnConnections (their configuration holds the tunnels’ keys)', one('ec2:DescribeVpnConnections', '*'), /./],
+  ['the code’s EC2 Describes in another region', all(ec2DescribesInSource().map((action) => one(action, '*', {}, { ...where, region: 'us-east-1' }))), /./],
+  [
+    'a RunInstances without a launch template (any AMI, any user data), even tagged as ours',
+    () =>
+      runInstancesAuthorizations(
+        { ImageId: 'ami-0anything', InstanceType: 'm5.large', MinCount: 1, MaxCount: 1, SubnetId: 'subnet-a', SecurityGroupIds: ['sg-0123'], UserData: 'IyEvYmluL3NoCg==', TagSpecifications: withOurTags },
+        undefined,
+        where,
+      ),
+    /^ec2:RunInstances /,
+  ],
+  [
+    'a RunInstances from our launch template that gives its own security groups',
+    () =>
+      runInstancesAuthorizations(
+        { LaunchTemplate: { LaunchTemplateId: goodTemplate.id, Version: '$Default' }, MinCount: 1, MaxCount: 1, SubnetId: 'subnet-a', SecurityGroupIds: ['sg-0open'], TagSpecifications: withOurTags },
+        goodTemplate,
+        where,
+      ),
+    /^ec2:RunInstances \S+:security-group\//,
+  ],
+  [
+    'a CreateFleet whose overrides replace the launch template’s AMI',
+    async () => {
+      const input = await launcherRequest('on-demand');
+      const configs = input.LaunchTemplateConfigs!.map((c) => ({ ...c, Overrides: c.Overrides!.map((o) => ({ ...o, ImageId: 'ami-0other' })) }));
+      return createFleetAuthorizations({ ...input, LaunchTemplateConfigs: configs }, goodTemplate, where);
+    },
+    /^ec2:RunInstances \S+:image\/ami-0other$/,
+  ],
+  [
+    'a CreateFleet from another cluster’s launch template',
+    async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tags: { 'kubernetes.io/cluster/other-eks': 'owned' } }, where),
+    /launch-template\//,
+  ],
+  ['a CreateFleet from an untagged launch template', async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tags: {} }, where), /launch-template\//],
+  ['a CreateFleet tagged for another cluster', async () => createFleetAuthorizations(await launcherRequest('on-demand', 'other-eks'), goodTemplate, where), /:(instance|volume|fleet)\//],
+  [
+    'a launch template that does not tag network interfaces',
+    async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tagSpecifications: {} }, where),
+    /network-interface\//,
+  ],
+  ['a launch template naming a key pair', async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, keyName: 'ops' }, where), /key-pair\//],
+  [
+    'a launch template naming a placement group',
+    async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, placementGroup: 'cluster-pg' }, where),
+    /placement-group\//,
+  ],
+  ['a launch template whose instance profile holds another role', async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, instanceProfileRole: 'Admin' }, where), /role\/Admin$/],
+  ['passing another role to EC2', one('iam:PassRole', 'arn:aws:iam::123456789012:role/Admin', { 'iam:PassedToService': 'ec2.amazonaws.com' }), /./],
+  ['passing the node role to another service', one('iam:PassRole', nodeRole, { 'iam:PassedToService': 'lambda.amazonaws.com' }), /./],
+  ['terminating an untagged instance', terminate({}), /./],
+  ['terminating a managed node group instance of this cluster (no nodepool tag)', terminate({ 'kubernetes.io/cluster/prod-eks': 'owned', 'eks:nodegroup-name': 'ng' }), /./],
+  ['terminating a Karpenter node of another cluster', terminate({ 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/other-eks': 'owned' }), /./],
+  ['terminating our replacement of another cluster', terminate({ 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/other-eks': 'owned' }), /./],
+  ['tagging an existing instance', one('ec2:CreateTags', instance('i-0old'), tagContext('aws:RequestTag', { 'kubernetes.io/cluster/prod-eks': 'owned' })), /./],
+  ['tagging a new instance as another cluster’s', one('ec2:CreateTags', instance('i-0new'), { ...tagContext('aws:RequestTag', { 'kubernetes.io/cluster/other-eks': 'owned' }), 'ec2:CreateAction': 'RunInstances' }), /./],
+  ['scanning, creating or deleting tables', all(['Scan', 'DeleteTable', 'CreateTable'].map((a) => one(`dynamodb:${a}`, tableArn))), /./],
+  ['writing another table', one('dynamodb:PutItem', tableArn.replace('prod-state', 'other')), /./],
+  ['eks:DescribeCluster of another cluster', one('eks:DescribeCluster', 'arn:aws:eks:eu-west-1:123456789012:cluster/other'), /./],
+  [
+    'EC2 and IAM writes the code never makes',
+    all([
+      one('ec2:DeleteVolume', 'arn:aws:ec2:eu-west-1:123456789012:volume/vol-0abc'),
+      one('ec2:ModifyInstanceAttribute', instance('i-0abc')),
+      one('ec2:StopInstances', instance('i-0abc')),
+      one('ec2:CreateLaunchTemplate', 'arn:aws:ec2:eu-west-1:123456789012:launch-template/lt-0new'),
+      one('iam:CreateRole', 'arn:aws:iam::123456789012:role/new'),
+    ]),
+    /./,
+  ],
+];
+
+/** `action resource` of each request, with whether `policies` allow it. */
+async function verdicts(policies: Readonly<Record<string, PolicyDocument>>, requests: readonly AuthorizationRequest[]) {
+  const out: { readonly line: string; readonly allowed: boolean }[] = [];
+  for (const r of requests) out.push({ line: `${r.action} ${r.resource}`, allowed: (await simulate(policies, r, where.accountId)).allowed });
+  return out;
+}
+const deniedLines = async (policies: Readonly<Record<string, PolicyDocument>>, requests: readonly AuthorizationRequest[]) =>
+  (await verdicts(policies, requests)).filter((v) => !v.allowed).map((v) => v.line);
+
 describe('the packaged CloudFormation template', () => {
   let template: Cfn;
-  let policy: PolicyDocument;
+  let policies: Readonly<Record<string, PolicyDocument>>;
   let karpenterTemplate: Cfn;
   let karpenter: RolePolicies;
 
@@ -303,14 +518,14 @@ describe('the packaged CloudFormation template', () => {
     // One after the other: serverless-esbuild builds in the service's .esbuild directory.
     template = await slsPackage([]);
     karpenterTemplate = await slsPackage(['--param=actuator=karpenter']);
-    policy = rolePolicies(deployedResources(template), 'IamRoleLambdaExecution').policy;
+    policies = rolePolicies(deployedResources(template), 'IamRoleLambdaExecution').ours;
     karpenter = rolePolicies(deployedResources(karpenterTemplate), 'IamRoleLambdaExecution');
   }, 360_000);
 
   it('has no Serverless variable left anywhere, and the cluster name in the condition keys', () => {
     const whole = JSON.stringify(template);
     expect(whole).not.toMatch(/\$\{(param|self|opt|sls|env|file):/);
-    const keys = policy.Statement.flatMap((s) => Object.values(s.Condition ?? {}).flatMap((c) => Object.keys(c)));
+    const keys = Object.values(policies).flatMap((p) => p.Statement.flatMap((s) => Object.values(s.Condition ?? {}).flatMap((c) => Object.keys(c))));
     expect(keys).toContain('aws:RequestTag/kubernetes.io/cluster/prod-eks');
     expect(keys).toContain('aws:ResourceTag/kubernetes.io/cluster/prod-eks');
     expect(keys.filter((k) => k.includes('${'))).toEqual([]);
@@ -319,6 +534,31 @@ describe('the packaged CloudFormation template', () => {
     // The framework's own inline statements are about the functions' logs only.
     const inline = (role.Policies ?? []).flatMap((p: { PolicyDocument: { Statement: { Action: string[] }[] } }) => p.PolicyDocument.Statement.flatMap((s) => s.Action));
     expect(inline.every((a: string) => a.startsWith('logs:'))).toBe(true);
+  });
+
+  it('compiles the interruption function\'s EventBridge rules, enabled with either actuator (its handler returns at once with `karpenter`)', () => {
+    for (const compiled of [template, karpenterTemplate]) {
+      const resources = Object.values(compiled['Resources'] as Record<string, Cfn>);
+      const target = JSON.stringify({ 'Fn::GetAtt': ['InterruptionLambdaFunction', 'Arn'] });
+      const rules = resources.filter((r) => r['Type'] === 'AWS::Events::Rule' && r['Properties']['Targets'].some((t: Cfn) => JSON.stringify(t['Arn']) === target));
+      expect(rules.map((r) => r['Properties']['EventPattern'])).toEqual([
+        { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
+        { source: ['aws.ec2'], 'detail-type': ['EC2 Instance State-change Notification'], detail: { state: ['stopping', 'stopped', 'shutting-down', 'terminated'] } },
+        { source: ['aws.health'], 'detail-type': ['AWS Health Event'], detail: { service: ['EC2'], eventTypeCategory: ['scheduledChange'], eventTypeCode: [{ prefix: 'AWS_EC2_' }] } },
+      ]);
+      expect(rules.map((r) => r['Properties']['State'])).toEqual(['ENABLED', 'ENABLED', 'ENABLED']);
+      const invokers = resources.filter((r) => r['Type'] === 'AWS::Lambda::Permission' && JSON.stringify(r['Properties']['FunctionName']).includes('InterruptionLambdaFunction'));
+      expect(invokers.map((p) => p['Properties']['Principal'])).toEqual(['events.amazonaws.com', 'events.amazonaws.com', 'events.amazonaws.com']);
+      const retries = resources.find((r) => r['Type'] === 'AWS::Lambda::EventInvokeConfig' && JSON.stringify(r['Properties']['FunctionName']).includes('InterruptionLambdaFunction'));
+      expect(retries?.['Properties']).toMatchObject({ MaximumRetryAttempts: 2 });
+      // The functions' one role: the interruption function needs nothing the others do not have.
+      expect(compiled['Resources']['InterruptionLambdaFunction']['Properties']).toMatchObject({
+        Handler: 'src/handlers/index.interruption',
+        Timeout: 150,
+        Role: { 'Fn::GetAtt': ['IamRoleLambdaExecution', 'Arn'] },
+      });
+    }
+    expect(karpenterTemplate['Resources']['InterruptionLambdaFunction']['Properties']['Environment']['Variables']['ACTUATOR']).toBe('karpenter');
   });
 
   it('tells the functions their actuator', () => {
@@ -344,113 +584,33 @@ describe('the packaged CloudFormation template', () => {
     expect(JSON.stringify(karpenterResources)).not.toMatch(/ec2:(CreateFleet|RunInstances|TerminateInstances|CreateTags)|iam:PassRole/);
   });
 
-  it('with `karpenter`, keeps the reads and denies every authorization of a launch and a termination', async () => {
-    const readsOf = (p: PolicyDocument) =>
-      [
-        ...['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'].map((action) => ({ action, resource: tableArn })),
-        { action: 'eks:DescribeCluster', resource: 'arn:aws:eks:eu-west-1:123456789012:cluster/prod-eks' },
-        ...['ec2:DescribeInstanceTypes', 'ec2:DescribeInstanceTypeOfferings', 'ec2:DescribeSpotPriceHistory', 'ec2:DescribeLaunchTemplateVersions', 'pricing:GetProducts'].map((action) => ({ action, resource: '*' })),
-      ].map((r) => [r.action, evaluate(p, r).allowed]);
-    expect(readsOf(karpenter.policy)).toEqual(readsOf(policy));
-    expect(readsOf(karpenter.policy).every(([, allowed]) => allowed)).toBe(true);
-
-    const launch = createFleetAuthorizations(await launcherRequest('on-demand'), goodTemplate, where);
-    expect(launch.filter((r) => evaluate(karpenter.policy, r).allowed).map((r) => `${r.action} ${r.resource}`)).toEqual([]);
-    for (const resourceTags of [
-      { 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/prod-eks': 'owned' } as Record<string, string>,
-      { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/prod-eks': 'owned' },
-    ]) {
-      expect(evaluate(karpenter.policy, { action: 'ec2:TerminateInstances', resource: instance('i-0abc'), resourceTags }).allowed).toBe(false);
-    }
-    expect(
-      evaluate(karpenter.policy, { action: 'ec2:CreateTags', resource: instance('i-0new'), requestTags: { 'kubernetes.io/cluster/prod-eks': 'owned' }, context: { 'ec2:CreateAction': 'RunInstances' } })
-        .allowed,
-    ).toBe(false);
-    expect(evaluate(karpenter.policy, { action: 'iam:PassRole', resource: 'arn:aws:iam::123456789012:role/KarpenterNodeRole-prod-eks', context: { 'iam:PassedToService': 'ec2.amazonaws.com' } }).allowed).toBe(false);
+  it('names each EC2 Describe the code sends, and no other EC2 read', () => {
+    const actions = Object.values(policies).flatMap((p) => p.Statement.flatMap((s) => ([] as string[]).concat(s.Action ?? [])));
+    const reads = [...new Set(actions.filter((a) => /^ec2:(Describe|Get|List)/.test(a)))].sort();
+    expect(ec2DescribesInSource().length).toBeGreaterThan(5);
+    expect(reads).toEqual(ec2DescribesInSource());
   });
 
-  const goodTemplate: LaunchTemplateFacts = {
-    id: 'lt-0abc123',
-    tags: { 'kubernetes.io/cluster/prod-eks': 'owned' },
-    tagSpecifications: {
-      'network-interface': { 'kubernetes.io/cluster/prod-eks': 'owned' },
-      'spot-instances-request': { 'kubernetes.io/cluster/prod-eks': 'owned' },
-    },
-    imageId: 'ami-0123',
-    securityGroupIds: ['sg-0123'],
-    instanceProfileRole: 'KarpenterNodeRole-prod-eks',
-  };
-
-  async function launcherRequest(capacityType: 'on-demand' | 'spot', clusterName = 'prod-eks') {
-    const ec2 = new FakeEc2({ clusterName });
-    try {
-      const launcher = new Ec2InstanceLauncher({ client: ec2.client, clusterName });
-      await launcher.launch({ commandId: 'cmd-1', nodePool: POOL, replacement: { ...replaceDecision(['n']).replacements[0]!, capacityType } });
-      return ec2.fleetRequests[0]!;
-    } finally {
-      ec2.restore();
-    }
-  }
-
-  it.each(['on-demand', 'spot'] as const)('allows every authorization of the launcher’s real %s CreateFleet', async (capacityType) => {
-    const input = await launcherRequest(capacityType);
-    const requests = createFleetAuthorizations(input, goodTemplate, where);
-    expect(requests.length).toBeGreaterThan(15);
-    const denied = requests.filter((r) => !evaluate(policy, r).allowed).map((r) => `${r.action} ${r.resource}`);
-    expect(denied).toEqual([]);
+  it.each([...READS, ...EC2_ACTUATOR])('allows %s', async (_name, requests) => {
+    const requested = await requests();
+    expect(requested.length).toBeGreaterThan(0);
+    expect(await deniedLines(policies, requested)).toEqual([]);
   });
 
-  it.each([
-    ['the launch is tagged for another cluster', async () => createFleetAuthorizations(await launcherRequest('on-demand', 'other-eks'), goodTemplate, where), /:(instance|volume|fleet)\//],
-    ['the launch template is not this cluster’s', async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tags: {} }, where), /launch-template\//],
-    [
-      'the launch template does not tag network interfaces',
-      async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, tagSpecifications: {} }, where),
-      /network-interface\//,
-    ],
-    [
-      'the instance profile holds another role',
-      async () => createFleetAuthorizations(await launcherRequest('on-demand'), { ...goodTemplate, instanceProfileRole: 'Admin' }, where),
-      /role\/Admin/,
-    ],
-  ])('denies a launch when %s', async (_name, requests, deniedResource) => {
-    const denied = (await requests()).filter((r) => !evaluate(policy, r).allowed);
-    expect(denied.length).toBeGreaterThan(0);
-    expect(denied.every((r) => deniedResource.test(r.resource))).toBe(true);
+  it.each(DENIED)('denies %s', async (_name, requests, denied) => {
+    const judged = await verdicts(policies, await requests());
+    expect(judged.some((v) => !v.allowed)).toBe(true);
+    expect(judged.filter((v) => v.allowed === denied.test(v.line)).map((v) => `${v.allowed ? 'allowed' : 'denied'}: ${v.line}`)).toEqual([]);
   });
 
-  it.each([
-    ['our replacement of this cluster', { 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/prod-eks': 'owned' }, true],
-    ['a Karpenter node of this cluster', { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/prod-eks': 'owned' }, true],
-    ['a managed node group instance of this cluster (no nodepool tag)', { 'kubernetes.io/cluster/prod-eks': 'owned', 'eks:nodegroup-name': 'ng' }, false],
-    ['a Karpenter node of another cluster', { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/cluster/other': 'owned' }, false],
-    ['our replacement of another cluster', { 'eks-consolidator/managed': 'true', 'kubernetes.io/cluster/other': 'owned' }, false],
-    ['an untagged instance', {}, false],
-  ])('terminating %s: allowed=%s', (_name, resourceTags, allowed) => {
-    expect(evaluate(policy, { action: 'ec2:TerminateInstances', resource: instance('i-0abc'), resourceTags }).allowed).toBe(allowed);
+  it.each(READS)('with `karpenter`, still allows %s', async (_name, requests) => {
+    expect(await deniedLines(karpenter.ours, await requests())).toEqual([]);
   });
 
-  it('grants no write outside the table, tagged launches and tagged terminations', () => {
-    const table = (action: string) => evaluate(policy, { action, resource: tableArn }).allowed;
-    expect(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'].every(table)).toBe(true);
-    expect(['dynamodb:Scan', 'dynamodb:DeleteTable', 'dynamodb:CreateTable'].some(table)).toBe(false);
-    expect(evaluate(policy, { action: 'dynamodb:PutItem', resource: tableArn.replace('prod-state', 'other') }).allowed).toBe(false);
-    // Tags only while launching: not on an existing instance, not on another cluster's launch.
-    expect(evaluate(policy, { action: 'ec2:CreateTags', resource: instance('i-0old'), requestTags: { 'kubernetes.io/cluster/prod-eks': 'owned' } }).allowed).toBe(false);
-    expect(
-      evaluate(policy, { action: 'ec2:CreateTags', resource: instance('i-0new'), requestTags: { 'kubernetes.io/cluster/prod-eks': 'owned' }, context: { 'ec2:CreateAction': 'RunInstances' } })
-        .allowed,
-    ).toBe(true);
-    for (const action of ['ec2:DeleteVolume', 'ec2:ModifyInstanceAttribute', 'ec2:StopInstances', 'iam:CreateRole', 'ec2:CreateLaunchTemplate']) {
-      expect(evaluate(policy, { action, resource: '*' }).allowed, action).toBe(false);
-      expect(evaluate(policy, { action, resource: instance('i-0abc') }).allowed, action).toBe(false);
-    }
-    // Reads anywhere are the catalog's and the launcher's.
-    for (const action of ['ec2:DescribeInstanceTypes', 'ec2:DescribeLaunchTemplateVersions', 'ec2:DescribeSpotPriceHistory', 'pricing:GetProducts']) {
-      expect(evaluate(policy, { action, resource: '*' }).allowed, action).toBe(true);
-    }
-    expect(evaluate(policy, { action: 'eks:DescribeCluster', resource: 'arn:aws:eks:eu-west-1:123456789012:cluster/prod-eks' }).allowed).toBe(true);
-    expect(evaluate(policy, { action: 'eks:DescribeCluster', resource: 'arn:aws:eks:eu-west-1:123456789012:cluster/other' }).allowed).toBe(false);
+  it.each(EC2_ACTUATOR)('with `karpenter`, denies every write of %s', async (_name, requests) => {
+    const writes = (await requests()).filter((r) => !r.action.startsWith('ec2:Describe'));
+    expect(writes.length).toBeGreaterThan(0);
+    expect((await verdicts(karpenter.ours, writes)).filter((v) => v.allowed).map((v) => v.line)).toEqual([]);
   });
 });
 

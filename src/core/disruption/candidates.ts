@@ -1,7 +1,7 @@
 // Which nodes may be considered for consolidation at all, and, for every node that may not, each
 // reason as a sentence (seed 000 "Pods that Prevent Consolidation"; seed 004 consolidateAfter and
 // policy; CONTRACT section 5 `nodes[].reasons`).
-import { Annotations, DisruptedTaint, DisruptingTaint, type Cluster, type Labels, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
+import { Annotations, DisruptedTaint, DisruptingTaint, InterruptedTaint, type Cluster, type Labels, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
 import type { ConsolidationMethodName } from '../plan.ts';
 import { matchesSelector } from '../scheduling/labelSelector.ts';
 import { nodeDisruptionCost } from './disruptionCost.ts';
@@ -148,6 +148,9 @@ function nodeBlockers(node: Node, ctx: CandidateContext): string[] {
   if (ctx.inFlight.has(node.name)) reasons.push('node is already being disrupted by an unfinished command');
   else if (node.taints.some((t) => t.key === DisruptedTaint.key)) reasons.push(`node is already being disrupted (${DisruptedTaint.key} taint)`);
   else if (node.taints.some((t) => t.key === DisruptingTaint.key)) reasons.push(`node is already being drained by eks-consolidator (${DisruptingTaint.key} taint)`);
+  // Its instance is going away (spot interruption, rebalance, scheduled change): the interruption
+  // function cordons and drains it, and a move here would race that drain for nothing.
+  if (node.taints.some((t) => t.key === InterruptedTaint.key)) reasons.push(`node's instance has an interruption notice (${InterruptedTaint.key} taint)`);
   for (const annotation of [Annotations.doNotDisrupt, Annotations.doNotConsolidateLegacy]) {
     if (node.annotations[annotation]?.trim().toLowerCase() === 'true') reasons.push(`node has ${annotation}`);
   }

@@ -353,3 +353,11 @@ export interface NodeClaimTemplateSource {
 
 /** The taint the product puts on nodes it drains itself, in both actuators (Karpenter strips its own from nodes outside its queue). */
 export const DisruptingTaint: Taint = { key: 'eks-consolidator.io/disrupting', effect: 'NoSchedule' };
+
+/**
+ * The taint the interruption function puts on a node whose instance (one this product launched) got a
+ * spot interruption warning, a rebalance recommendation or a scheduled change, as the queue mode of
+ * aws-node-termination-handler taints such nodes: nothing new is scheduled there, and a consolidation
+ * pass neither disrupts the node nor counts on its room. Nothing but the instance's end removes it.
+ */
+export const InterruptedTaint: Taint = { key: 'eks-consolidator.io/interrupted', effect: 'NoSchedule' };

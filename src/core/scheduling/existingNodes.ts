@@ -2,7 +2,7 @@
 // whether a node may receive pods at all, its free capacity after the pods already bound to it, the
 // host ports in use, and a list of receiving nodes sorted by free cpu for best-fit search.
 import type { Cluster, Labels, Node, Pod, Taint } from '../model/types.ts';
-import { DisruptedTaint, DisruptingTaint, LabelKeys } from '../model/types.ts';
+import { DisruptedTaint, DisruptingTaint, InterruptedTaint, LabelKeys } from '../model/types.ts';
 import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import { blocksScheduling, UnschedulableTaint } from './taints.ts';
@@ -64,8 +64,11 @@ function completeLabels(node: Node): Labels {
   return labels;
 }
 
-// Karpenter's taint on the nodes it disrupts, and ours on the nodes we drain: neither takes new pods.
-const isDisruptedTaint = (taint: Taint): boolean => taint.key === DisruptedTaint.key || taint.key === DisruptingTaint.key;
+// Karpenter's taint on the nodes it disrupts, ours on the nodes we drain, and ours on nodes whose
+// instance has an interruption notice: none takes new pods, even from a pod that tolerates every taint
+// or once something uncordons the node.
+const isDisruptedTaint = (taint: Taint): boolean =>
+  taint.key === DisruptedTaint.key || taint.key === DisruptingTaint.key || taint.key === InterruptedTaint.key;
 
 /** Ready, not cordoned, not deleting, not being disrupted: the node may receive pods. */
 export function receivesPods(node: Node): boolean {
