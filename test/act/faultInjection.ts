@@ -170,6 +170,7 @@ function faultyDeps(base: ActDeps, faults: Faults): ActDeps {
     untaintAndUncordon: (name, key, o) => faults.step(`untaint ${short(name)}`, () => n.untaintAndUncordon(name, key, o)),
     getNode: (name) => n.getNode(name),
     findNodeByInstanceId: (id) => n.findNodeByInstanceId(id),
+    listNodes: () => n.listNodes(),
     listPodsOnNode: (name) => n.listPodsOnNode(name),
     evictPod: (ns, name, o) => faults.step(`evict ${name}`, () => n.evictPod(ns, name, o)),
     deleteNode: (name, o) => faults.step(`delete Node ${short(name)}`, () => n.deleteNode(name, o)),
@@ -181,6 +182,7 @@ function faultyDeps(base: ActDeps, faults: Faults): ActDeps {
     findByCommand: (id) => i.findByCommand(id),
     terminate: (id, o) => faults.step(`terminate ${o.requireOurTag ? 'replacement' : 'old instance'}`, () => i.terminate(id, o)),
     describe: (id) => i.describe(id),
+    listOurs: () => i.listOurs(),
   };
   const c = base.nodeClaims;
   const nodeClaims: NodeClaimApi | undefined =

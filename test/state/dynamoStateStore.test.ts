@@ -229,13 +229,39 @@ describe('DynamoStateStore', () => {
     expect((await store.listCommands(T0 + hours(24 * 8))).map((c) => c.id)).toEqual(['cmd-1']);
   });
 
-  it('a malformed stored record is a StateCorruptError naming it', async () => {
+  it('a node record this build cannot read is skipped and reported; the next save replaces it, and the other records are untouched', async () => {
+    const store = storeFor();
+    await store.save({ ...emptyPassState(), nodes: { y: nodeState({ name: 'y', version: 0 }) } }, emptyPassState(), T0);
     await raw().send(
-      new PutCommand({ TableName: tableName, Item: { pk: StateKeys.cluster('prod'), sk: 'NODE#x', name: 'x', podSetFingerprint: 'f', podCount: 'many', version: 1, expiresAtMs: T0 + hours(1) } }),
+      new PutCommand({ TableName: tableName, Item: { pk: StateKeys.cluster('prod'), sk: 'NODE#x', name: 'x', podSetFingerprint: 'f', podCount: 'many', version: 3, expiresAtMs: T0 + hours(1) } }),
     );
+    const loaded = await store.load(T0);
+    expect(Object.keys(loaded.nodes)).toEqual(['y']);
+    expect(store.takeUnreadable()).toEqual([{ key: 'NODE#x', problem: 'NODE#x: podCount: not a number' }]);
+    // The pass observes x afresh (version 0) and its save writes over the unreadable item.
+    const saved = await store.save({ ...loaded, nodes: { ...loaded.nodes, x: nodeState({ name: 'x', version: 0, podCount: 2 }) } }, loaded, T0);
+    expect(saved.nodes.x!.version).toBe(1);
+    expect((await storeFor().load(T0)).nodes.x).toMatchObject({ name: 'x', podCount: 2, version: 1 });
+  });
+
+  it('a node record that changed after it was found unreadable is not overwritten: a conflict', async () => {
+    const store = storeFor();
+    await raw().send(
+      new PutCommand({ TableName: tableName, Item: { pk: StateKeys.cluster('prod'), sk: 'NODE#x', name: 'x', podSetFingerprint: 'f', podCount: 'many', version: 3, expiresAtMs: T0 + hours(1) } }),
+    );
+    const loaded = await store.load(T0);
+    await raw().send(
+      new PutCommand({ TableName: tableName, Item: { pk: StateKeys.cluster('prod'), sk: 'NODE#x', name: 'x', podSetFingerprint: 'f', podCount: 'many', version: 4, expiresAtMs: T0 + hours(1) } }),
+    );
+    const error = await store.save({ ...loaded, nodes: { x: nodeState({ name: 'x', version: 0 }) } }, loaded, T0).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StateConflictError);
+  });
+
+  it('a record of the cluster itself that cannot be read is still a StateCorruptError naming it', async () => {
+    await raw().send(new PutCommand({ TableName: tableName, Item: { pk: StateKeys.cluster('prod'), sk: StateKeys.meta, version: 'one' } }));
     const error = await storeFor().load(T0).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StateCorruptError);
-    expect((error as Error).message).toBe('NODE#x: podCount: not a number');
+    expect((error as Error).message).toMatch(/version/);
   });
 
   it('a command record this build cannot read is skipped and reported once; the others are still listed and loaded', async () => {
@@ -251,6 +277,8 @@ describe('DynamoStateStore', () => {
     expect((await store.load(T0)).commands.map((c) => c.id)).toEqual(['cmd-good']);
     expect(store.takeUnreadable()).toEqual([{ key: 'CMD#cmd-from-newer-build', problem: expect.stringMatching(/^CMD#cmd-from-newer-build: step: not one of/) }]);
     expect(store.takeUnreadable()).toEqual([]);
+    // Still known to the sweep of orphaned capacity, which must not take what such a command launched.
+    expect([...store.unreadableCommandIds()]).toEqual(['cmd-from-newer-build']);
   });
 
   it('other SDK errors become StateStoreErrors naming the operation', async () => {

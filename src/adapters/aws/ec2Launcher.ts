@@ -61,6 +61,7 @@ import {
   type InstanceState,
   type LaunchRequest,
   type LaunchedInstance,
+  type OurInstance,
   type TerminateOptions,
   type TerminateResult,
 } from '../../core/ports/actuator.ts';
@@ -212,6 +213,47 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
     }
     const newest = found.sort((a, b) => (b.LaunchTime?.getTime() ?? 0) - (a.LaunchTime?.getTime() ?? 0))[0];
     return newest === undefined ? undefined : { ...describeLaunched(newest), reused: true };
+  }
+
+  /**
+   * Every pending or running instance carrying our managed tag (and this cluster's tag, when the
+   * cluster is known): what the sweep compares with the unfinished commands.
+   */
+  async listOurs(): Promise<readonly OurInstance[]> {
+    const found: Instance[] = [];
+    let nextToken: string | undefined;
+    try {
+      do {
+        const answer = await this.client.send(
+          new DescribeInstancesCommand({
+            Filters: [
+              { Name: `tag:${InstanceTags.managed}`, Values: ['true'] },
+              ...(this.clusterName === undefined ? [] : [{ Name: `tag:${clusterTagKey(this.clusterName)}`, Values: ['owned'] }]),
+              { Name: 'instance-state-name', Values: ['pending', 'running'] },
+            ],
+            ...(nextToken === undefined ? {} : { NextToken: nextToken }),
+          }),
+        );
+        found.push(...(answer.Reservations ?? []).flatMap((r) => r.Instances ?? []));
+        nextToken = answer.NextToken;
+      } while (nextToken);
+    } catch (error) {
+      throw new InstanceApiError('ec2:DescribeInstances', `tag:${InstanceTags.managed}=true`, describeError(error), { cause: error });
+    }
+    return found
+      .filter((i) => i.InstanceId !== undefined && tagValue(i.Tags, InstanceTags.managed) === 'true')
+      .map((i) =>
+        compact({
+          instanceId: i.InstanceId!,
+          launchKey: tagValue(i.Tags, InstanceTags.command),
+          launchedAt: i.LaunchTime?.getTime(),
+          state: (i.State?.Name as InstanceState | undefined) ?? 'pending',
+          nodePool: tagValue(i.Tags, InstanceTags.nodePool),
+          instanceType: i.InstanceType,
+          zone: i.Placement?.AvailabilityZone,
+          capacityType: i.InstanceLifecycle === 'spot' ? ('spot' as const) : ('on-demand' as const),
+        }),
+      );
   }
 
   private async subnetZones(subnetIds: readonly string[]): Promise<ReadonlyMap<string, string>> {

@@ -91,12 +91,20 @@ export class DynamoStateStore implements StateStore {
     this.writeConcurrency = options.writeConcurrency ?? 16;
   }
 
-  /** Command records skipped since the last `takeUnreadable`, by key. */
+  /** Command and node records skipped since the last `takeUnreadable`, by key. */
   private readonly unreadable = new Map<string, UnreadableRecord>();
+  /** Ids of the command records the last listing skipped (not cleared by `takeUnreadable`). */
+  private unreadableIds = new Set<string>();
+  /**
+   * Node records the last `load` skipped, by node name, with the stored `version` attribute when it was
+   * a number: `save` writes a fresh record over one, on the condition that it is still that item.
+   */
+  private readonly unreadableNodes = new Map<string, number | undefined>();
 
   async load(nowMs?: number): Promise<PassState> {
     const now = nowMs ?? this.clock();
     this.loadedAtMs = now;
+    this.unreadableNodes.clear();
     const nodes: Record<string, NodeState> = {};
     const commands: DisruptionCommand[] = [];
     let cluster: ClusterState = { version: 0 };
@@ -104,8 +112,8 @@ export class DynamoStateStore implements StateStore {
       const sk = String(item[SORT_KEY]);
       if (sk === StateKeys.meta) cluster = decodeCluster(item);
       else if (sk.startsWith(StateKeys.nodePrefix)) {
-        const node = decodeNode(item);
-        nodes[node.name] = node;
+        const node = this.decodeNodeOrSkip(item);
+        if (node !== undefined) nodes[node.name] = node;
       } else if (sk.startsWith(StateKeys.commandPrefix)) {
         const command = this.decodeCommandOrSkip(item);
         if (command !== undefined) commands.push(command);
@@ -250,7 +258,12 @@ export class DynamoStateStore implements StateStore {
   async listCommands(nowMs?: number): Promise<DisruptionCommand[]> {
     const now = nowMs ?? this.clock();
     const items = await this.queryAll('listCommands', now, StateKeys.commandPrefix);
+    this.unreadableIds = new Set();
     return sortCommands(items.map((item) => this.decodeCommandOrSkip(item)).filter((c): c is DisruptionCommand => c !== undefined));
+  }
+
+  unreadableCommandIds(): ReadonlySet<string> {
+    return new Set(this.unreadableIds);
   }
 
   takeUnreadable(): readonly UnreadableRecord[] {
@@ -270,6 +283,24 @@ export class DynamoStateStore implements StateStore {
       if (!(error instanceof StateCorruptError)) throw error;
       const key = String(item[SORT_KEY]);
       this.unreadable.set(key, { key, problem: error.message });
+      this.unreadableIds.add(key.slice(StateKeys.commandPrefix.length));
+      return undefined;
+    }
+  }
+
+  /**
+   * A node record this build cannot read is skipped and reported like a command: the pass observes the
+   * node afresh (as if it had no record) and its save replaces the unreadable item.
+   */
+  private decodeNodeOrSkip(item: Item): NodeState | undefined {
+    try {
+      return decodeNode(item);
+    } catch (error) {
+      if (!(error instanceof StateCorruptError)) throw error;
+      const key = String(item[SORT_KEY]);
+      this.unreadable.set(key, { key, problem: error.message });
+      const version = item['version'];
+      this.unreadableNodes.set(key.slice(StateKeys.nodePrefix.length), typeof version === 'number' ? version : undefined);
       return undefined;
     }
   }
@@ -280,8 +311,13 @@ export class DynamoStateStore implements StateStore {
     const item = { ...this.key(StateKeys.node(record.name)), ...writeNodeState({ ...record, version: record.version + 1 }, epochMsTime) };
     // The core's `expiresAt` is ms; DynamoDB's TTL attribute must be seconds.
     delete item.expiresAt;
-    const condition =
-      record.version === 0
+    const replacing = record.version === 0 && this.unreadableNodes.has(record.name);
+    const unreadableVersion = this.unreadableNodes.get(record.name);
+    const condition = replacing
+      ? unreadableVersion === undefined
+        ? { ConditionExpression: 'attribute_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } }
+        : { ConditionExpression: '#v = :expected', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':expected': unreadableVersion } }
+      : record.version === 0
         ? {
             // New to us: absent, or present but expired (TTL has not deleted it yet; load ignored it).
             ConditionExpression: 'attribute_not_exists(#pk) OR #expMs <= :now',
@@ -292,6 +328,7 @@ export class DynamoStateStore implements StateStore {
     const ok = await this.conditional('save', () =>
       this.doc.send(new PutCommand({ TableName: this.table, Item: { ...item, ...ttl(record.expiresAt), ...this.fenceAttribute() }, ...this.fenced(condition) })),
     );
+    if (ok && replacing) this.unreadableNodes.delete(record.name);
     return ok ? undefined : `node ${record.name}`;
   }
 

@@ -4,7 +4,7 @@
 // the lookup lists the nodes (paged) and matches the suffix.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseClusterObjects } from '../../core/input/cluster.ts';
-import type { Cluster, Pod, Taint } from '../../core/model/types.ts';
+import type { Cluster, Node, Pod, Taint } from '../../core/model/types.ts';
 import type {
   DeleteResult,
   EvictionResult,
@@ -57,6 +57,12 @@ export class KubeNodeOperations implements NodeOperations {
     const node = this.parse(matching.slice(0, 1).map((n) => toPlainObject(n, 'V1Node', 'Node', 'v1'))).nodes[0];
     if (node === undefined) return { exists: false };
     return { exists: true, ready: node.ready, node };
+  }
+
+  async listNodes(): Promise<readonly Node[]> {
+    const items = await listAllPages('nodes', (page) => this.apis.core.listNode(page), this.pageSize);
+    if (items.length === 0) return [];
+    return this.parse(items.map((n) => toPlainObject(n, 'V1Node', 'Node', 'v1'))).nodes;
   }
 
   listPodsOnNode(nodeName: string): Promise<readonly Pod[]> {

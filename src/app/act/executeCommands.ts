@@ -19,7 +19,7 @@
 //   actOnPass(result, deps)     resume + start + drive
 //   makeActor(deps)             a session as runPass's `Actor`
 import type { Actor, PassResult } from '../runPass.ts';
-import type { NodePool } from '../../core/model/types.ts';
+import type { Node, NodePool } from '../../core/model/types.ts';
 import { COMMAND_ANNOTATION, type ActuatorKind } from '../../core/ports/actuator.ts';
 import { DisruptedTaint, DisruptingTaint } from '../../core/model/types.ts';
 import type { StateStore } from '../../core/state/ports.ts';
@@ -34,6 +34,7 @@ import type { Capacity } from './capacity/types.ts';
 import { CommandRunner, type RunContext } from './commandRunner.ts';
 import { ProofSession } from './proveLive.ts';
 import { startCommand } from './startCommand.ts';
+import { sweepOrphans } from './sweep.ts';
 import {
   DEFAULT_ACT_OPTIONS,
   type ActDeps,
@@ -175,6 +176,30 @@ export class ActSession {
       this.runners.push(runner);
       if ((await runner.tick()) === 'waiting') this.due.push(runner);
     }
+    await this.sweep(stored.filter((c) => !FINAL_COMMAND_STEPS.has(c.step)));
+  }
+
+  /**
+   * Before the pass plans (and whether or not planning then fails): our taints that no unfinished
+   * command owns are removed, and capacity we launched that nothing owns is rolled back (sweep.ts).
+   */
+  private async sweep(unfinished: readonly DisruptionCommand[]): Promise<void> {
+    if (this.deps.remainingMs() < this.options.marginMs || !(await this.lease.held())) return;
+    let nodes: readonly Node[];
+    try {
+      nodes = await this.deps.nodes.listNodes();
+    } catch (error) {
+      this.errors.push(`listing the nodes (sweep): ${message(error)}`);
+      return;
+    }
+    await this.clearOrphanedTaints(nodes, unfinished);
+    const unreadable = this.deps.store.unreadableCommandIds?.() ?? new Set<string>();
+    const swept = await sweepOrphans(this.ctx, { unfinished, unreadable, nodes });
+    this.errors.push(...swept.errors);
+    for (const runner of swept.runners) {
+      this.runners.push(runner);
+      if ((await runner.tick()) === 'waiting') this.due.push(runner);
+    }
   }
 
   /** Clears our orphaned taints, then starts one command per decision of the pass. */
@@ -190,7 +215,7 @@ export class ActSession {
       this.skipped.push(...allSkipped(result, 'the stored commands could not be listed'));
       return;
     }
-    await this.clearOrphanedTaints(result, unfinished);
+    await this.clearOrphanedTaints(result.cluster?.nodes ?? [], unfinished);
 
     // Old nodes and replacements of unfinished commands: a later decision naming one was planned on a
     // cluster in which that command did not yet hold it.
@@ -286,11 +311,11 @@ export class ActSession {
    * that is not ours: Karpenter's `karpenter.sh/disrupted` is removed only from a node that carries our
    * mark and no deletion, where an older build of this product put it.
    */
-  private async clearOrphanedTaints(result: PassResult, unfinished: readonly DisruptionCommand[]): Promise<void> {
+  private async clearOrphanedTaints(nodes: readonly Node[], unfinished: readonly DisruptionCommand[]): Promise<void> {
     const owned = new Set(unfinished.map((c) => c.id));
-    const marked = (result.cluster?.nodes ?? []).filter((n) => {
+    const marked = nodes.filter((n) => {
       const id = n.annotations[COMMAND_ANNOTATION];
-      return id !== undefined && !owned.has(id) && !n.deleting;
+      return id !== undefined && !owned.has(id) && !n.deleting && !this.cleaned.includes(n.name);
     });
     if (marked.length === 0) return;
     let finished: Map<string, DisruptionCommand> | undefined;

@@ -71,6 +71,8 @@ export interface NodeOperations {
   getNode(nodeName: string): Promise<NodeLookup>;
   /** The node whose providerID ends with `/<instanceId>`, if one has registered. */
   findNodeByInstanceId(instanceId: string): Promise<NodeLookup>;
+  /** Every Node of the cluster as the model sees it (the sweep of what our lost commands left behind). */
+  listNodes(): Promise<readonly Node[]>;
   /** Every pod bound to the node, any phase, daemonset and mirror pods included. */
   listPodsOnNode(nodeName: string): Promise<readonly Pod[]>;
   /** Through the Eviction API only. `podUid` limits the eviction to that incarnation of the pod. */
@@ -106,6 +108,20 @@ export type InstanceState = 'pending' | 'running' | 'stopping' | 'stopped' | 'sh
 
 export type TerminateResult = 'terminating' | 'alreadyGone';
 
+/** A live instance carrying our managed tag for this cluster (the sweep looks for ones nothing owns). */
+export interface OurInstance {
+  readonly instanceId: string;
+  /** The launch's idempotency key from its command tag: `<command id>` or `<command id>#<index>`. */
+  readonly launchKey?: string;
+  /** EC2's LaunchTime, epoch ms. */
+  readonly launchedAt?: number;
+  readonly state: InstanceState;
+  readonly nodePool?: string;
+  readonly instanceType?: string;
+  readonly zone?: string;
+  readonly capacityType?: 'on-demand' | 'spot';
+}
+
 export interface TerminateOptions {
   /**
    * True: only an instance carrying our `managed` tag may be terminated (a replacement we launched);
@@ -126,6 +142,8 @@ export interface InstanceLauncher {
   /** Idempotent: an instance already shutting down, terminated or unknown is `alreadyGone`. */
   terminate(instanceId: string, options: TerminateOptions): Promise<TerminateResult>;
   describe(instanceId: string): Promise<InstanceState>;
+  /** Every pending or running instance this product launched for this cluster (managed and cluster tags). */
+  listOurs(): Promise<readonly OurInstance[]>;
 }
 
 /**

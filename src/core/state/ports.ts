@@ -68,6 +68,12 @@ export interface StateStore {
   takeUnreadable?(): readonly UnreadableRecord[];
 
   /**
+   * Optional: ids of the command records the last `listCommands` skipped as unreadable. What such a
+   * command launched is never swept as an orphan: a newer build's record may be a running command.
+   */
+  unreadableCommandIds?(): ReadonlySet<string>;
+
+  /**
    * Optional (issue 12): appends a real pass's ledger entry (what it did and saved). Stores keep entries
    * for `LEDGER_RETENTION_MS`. Written under the pass's lease; never read by a pass.
    */
