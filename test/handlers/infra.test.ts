@@ -536,7 +536,7 @@ describe('the packaged CloudFormation template', () => {
     expect(inline.every((a: string) => a.startsWith('logs:'))).toBe(true);
   });
 
-  it('compiles the interruption function\'s EventBridge rules, enabled with either actuator (its handler returns at once with `karpenter`)', () => {
+  it('compiles the interruption function\'s EventBridge rules: enabled by default, disabled with `karpenter` (no instance of ours to look after)', () => {
     for (const compiled of [template, karpenterTemplate]) {
       const resources = Object.values(compiled['Resources'] as Record<string, Cfn>);
       const target = JSON.stringify({ 'Fn::GetAtt': ['InterruptionLambdaFunction', 'Arn'] });
@@ -546,7 +546,8 @@ describe('the packaged CloudFormation template', () => {
         { source: ['aws.ec2'], 'detail-type': ['EC2 Instance State-change Notification'], detail: { state: ['stopping', 'stopped', 'shutting-down', 'terminated'] } },
         { source: ['aws.health'], 'detail-type': ['AWS Health Event'], detail: { service: ['EC2'], eventTypeCategory: ['scheduledChange'], eventTypeCode: [{ prefix: 'AWS_EC2_' }] } },
       ]);
-      expect(rules.map((r) => r['Properties']['State'])).toEqual(['ENABLED', 'ENABLED', 'ENABLED']);
+      const state = compiled === template ? 'ENABLED' : 'DISABLED';
+      expect(rules.map((r) => r['Properties']['State'])).toEqual([state, state, state]);
       const invokers = resources.filter((r) => r['Type'] === 'AWS::Lambda::Permission' && JSON.stringify(r['Properties']['FunctionName']).includes('InterruptionLambdaFunction'));
       expect(invokers.map((p) => p['Properties']['Principal'])).toEqual(['events.amazonaws.com', 'events.amazonaws.com', 'events.amazonaws.com']);
       const retries = resources.find((r) => r['Type'] === 'AWS::Lambda::EventInvokeConfig' && JSON.stringify(r['Properties']['FunctionName']).includes('InterruptionLambdaFunction'));

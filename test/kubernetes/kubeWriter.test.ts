@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubernetesApiError, kubeConfigFromEndpoint } from '../../src/adapters/kubernetes/kubeClient.ts';
 import { KubeWriter } from '../../src/adapters/kubernetes/kubeWriter.ts';
-import { DisruptedTaint } from '../../src/core/model/types.ts';
+import { DisruptedTaint, DisruptingTaint, InterruptedTaint } from '../../src/core/model/types.ts';
 import { kubeNode, kubePod, startFakeKubeApi } from '../support/fakeKubeApi.ts';
 import type { FakeKubeApi, FakeKubeApiOptions } from '../support/fakeKubeApi.ts';
 
@@ -144,6 +144,15 @@ describe('KubeWriter.untaintAndUncordon', () => {
     expect(nodeSpec(api, N2).taints).toBeUndefined();
     expect(nodeSpec(api, N2).unschedulable).toBe(true);
     expect(await writer.untaintAndUncordon('nope', DisruptedTaint.key)).toBe('gone');
+  });
+
+  it('leaves a node whose instance has an interruption notice cordoned, whoever gives it back', async () => {
+    const { api, writer } = await start();
+    await writer.taintAndCordon(N2, InterruptedTaint);
+    await writer.taintAndCordon(N2, DisruptingTaint);
+    expect(await writer.untaintAndUncordon(N2, DisruptingTaint.key)).toBe('untainted');
+    expect(nodeSpec(api, N2).taints).toEqual([expect.objectContaining({ key: InterruptedTaint.key })]);
+    expect(nodeSpec(api, N2).unschedulable).toBe(true);
   });
 });
 

@@ -5,7 +5,7 @@
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { CoreV1Event, KubeConfig, V1Node, V1Taint } from '@kubernetes/client-node';
 import { parseClusterObjects } from '../../core/input/cluster.ts';
-import type { Cluster, Node, Pod, Taint } from '../../core/model/types.ts';
+import { InterruptedTaint, type Cluster, type Node, type Pod, type Taint } from '../../core/model/types.ts';
 import {
   DEFAULT_PAGE_SIZE,
   KubernetesApiError,
@@ -138,7 +138,10 @@ export class KubeWriter {
       if (kept.length !== taints.length) {
         ops.push(kept.length === 0 ? { op: 'remove', path: '/spec/taints' } : { op: 'add', path: '/spec/taints', value: kept.map(taintJson) });
       }
-      if (uncordon && node.spec?.unschedulable === true) ops.push({ op: 'remove', path: '/spec/unschedulable' });
+      // A node whose instance has an interruption notice stays cordoned whoever gives it back: its
+      // instance is going away (the interruption function cordoned it, as aws-node-termination-handler does).
+      const interrupted = taints.some((t) => t.key === InterruptedTaint.key);
+      if (uncordon && !interrupted && node.spec?.unschedulable === true) ops.push({ op: 'remove', path: '/spec/unschedulable' });
       const annotations = node.metadata?.annotations ?? {};
       if (COMMAND_ANNOTATION in annotations) {
         const { [COMMAND_ANNOTATION]: _ours, ...rest } = annotations;
