@@ -9,6 +9,7 @@
 //
 // A dry run must change nothing anywhere: `passDependencies(true)` hands out a catalog cache that reads
 // but never writes, and the handler neither takes the lease nor saves state nor acts.
+import { awsDeadlines } from '../adapters/aws/deadlines.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
@@ -186,7 +187,7 @@ export interface Runtime {
 
 export async function buildRuntime(config: Config, overrides: WiringOverrides = {}): Promise<Runtime> {
   const clock = overrides.clock ?? Date.now;
-  const aws = { region: config.region, ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }) };
+  const aws = { region: config.region, ...awsDeadlines(), ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }) };
   const dynamoDb =
     overrides.dynamoDb ??
     new DynamoDBClient({ ...aws, ...(config.dynamoDbEndpoint === undefined ? {} : { endpoint: config.dynamoDbEndpoint }) });
@@ -302,7 +303,7 @@ export interface InterruptionRuntime {
 
 export async function buildInterruptionRuntime(config: Config, overrides: WiringOverrides = {}): Promise<InterruptionRuntime> {
   const clock = overrides.clock ?? Date.now;
-  const aws = { region: config.region, ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }) };
+  const aws = { region: config.region, ...awsDeadlines(), ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }) };
   const instances = new Ec2InstanceDirectory({ client: new EC2Client(aws), clusterName: config.clusterName });
   if (config.clusterSource.kind !== 'eks') return { config, instances };
   const kubeConfig =

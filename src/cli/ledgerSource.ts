@@ -3,6 +3,7 @@
 // - the Lambda's DynamoDB table, `dynamodb://TABLE/CLUSTER`: the ledger items of that cluster, read
 //   with the caller's AWS credentials and region (AWS_REGION / profile; AWS_ENDPOINT_URL_DYNAMODB for
 //   a local endpoint), with Query only: nothing is written, no lease is taken.
+import { awsDeadlines } from '../adapters/aws/deadlines.ts';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -25,7 +26,7 @@ export async function readLedger(source: string, options: { dynamoClient?: Dynam
     const [, tableName, clusterName] = match as unknown as [string, string, string];
     // Loaded only here: the AWS SDK costs a quarter of a second at every start of the CLI otherwise.
     const [{ DynamoDBClient: Client }, { DynamoStateStore }] = await Promise.all([import('@aws-sdk/client-dynamodb'), import('../adapters/dynamodb/dynamoStateStore.ts')]);
-    const client = options.dynamoClient ?? new Client({});
+    const client = options.dynamoClient ?? new Client({ ...awsDeadlines() });
     try {
       const entries = await new DynamoStateStore({ client, tableName, clusterName }).listLedger();
       if (entries.length === 0) {

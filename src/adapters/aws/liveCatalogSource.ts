@@ -1,6 +1,7 @@
 // The catalog the Lambda plans with: live EC2 and Pricing data, kept in a cache so that a pass every
 // few minutes does not page through the Pricing API (14+ pages per region) each time, and a fallback
 // chain (stale cache, then the bundled list) so that an AWS outage degrades prices, not the pass.
+import { awsDeadlines } from './deadlines.ts';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { PricingClient } from '@aws-sdk/client-pricing';
 import type { Catalog, InstanceType, Offering } from '../../core/model/types.ts';
@@ -207,7 +208,7 @@ export interface CreateLiveCatalogSourceOptions extends Omit<LiveCatalogSourceOp
 export function createLiveCatalogSource(options: CreateLiveCatalogSourceOptions): LiveCatalogSource {
   return new LiveCatalogSource({
     ...options,
-    ec2: options.ec2 ?? new EC2Client({ region: options.region }),
-    pricing: options.pricing ?? new PricingClient({ region: pricingEndpointRegion(options.region) }),
+    ec2: options.ec2 ?? new EC2Client({ region: options.region, ...awsDeadlines() }),
+    pricing: options.pricing ?? new PricingClient({ region: pricingEndpointRegion(options.region), ...awsDeadlines() }),
   });
 }

@@ -1,6 +1,7 @@
 // Where an EKS cluster's Kubernetes API lives: its endpoint and the CA that signs the endpoint's
 // certificate, as EKS `DescribeCluster` reports them. This is what `aws eks update-kubeconfig` writes
 // into a kubeconfig; the Lambda asks for it at cold start instead of shipping a kubeconfig.
+import { awsDeadlines } from '../aws/deadlines.ts';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 
 /** The API server of a cluster, as a kubeconfig `cluster` entry needs it. */
@@ -41,7 +42,7 @@ export async function describeClusterEndpoint(
   clusterName: string,
   options: DescribeClusterEndpointOptions = {},
 ): Promise<ClusterEndpoint> {
-  const client = options.client ?? new EKSClient(options.region === undefined ? {} : { region: options.region });
+  const client = options.client ?? new EKSClient({ ...awsDeadlines(), ...(options.region === undefined ? {} : { region: options.region }) });
   const operation = 'eks:DescribeCluster';
   let cluster;
   try {

@@ -52,6 +52,32 @@ export function kubeConfigFromEndpoint(connection: EndpointConnection): KubeConf
     currentContext: CONTEXT,
   });
   if (typeof token === 'function') kc.addAuthenticator(tokenAuthenticator(token));
+  return withRequestDeadline(kc);
+}
+
+/**
+ * One request to the API server, answer included: a page of 500 pods as `kubectl get -o json` prints
+ * them is about 2 MB. Past it the call fails like any API error (retried by the next step or pass)
+ * instead of hanging until the Lambda's own timeout stops the invocation mid-step.
+ */
+export const KUBE_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The deadline of each KubeConfig given one (set again: the new value applies). */
+const deadlines = new WeakMap<KubeConfig, number>();
+
+/**
+ * Gives every request made through `kc` a deadline. The client asks the KubeConfig to authenticate each
+ * request it builds, for every API group; that is where the request's abort signal is set.
+ */
+export function withRequestDeadline(kc: KubeConfig, timeoutMs: number = KUBE_REQUEST_TIMEOUT_MS): KubeConfig {
+  const installed = deadlines.has(kc);
+  deadlines.set(kc, timeoutMs);
+  if (installed) return kc;
+  const authenticate = kc.applySecurityAuthentication.bind(kc);
+  kc.applySecurityAuthentication = async (context) => {
+    await authenticate(context);
+    if (context.getSignal() === undefined) context.setSignal(AbortSignal.timeout(deadlines.get(kc)!) as Parameters<typeof context.setSignal>[0]);
+  };
   return kc;
 }
 
@@ -90,7 +116,7 @@ export function kubeConfigFromFile(path?: string, context?: string): KubeConfig 
   if (kc.getCurrentCluster() === null) {
     throw new KubernetesApiError('load kubeconfig', path ?? 'default kubeconfig', 'no current cluster');
   }
-  return kc;
+  return withRequestDeadline(kc);
 }
 
 export interface EksConnectionOptions {

@@ -39,14 +39,20 @@ export interface CommandDetail {
   uids?: Record<string, string>;
   /** Old nodes found deleted, or replaced by another machine under the same name: left alone. */
   gone?: string[];
-  /** Last time the drain made progress (a pod evicted or gone): a drain stuck longer is given up. */
+  /** Last time (command's clock) the drain made progress (a pod evicted or gone): a drain stuck longer is given up. */
   progressAt?: number;
   /** Why the command is being rolled back (the `rollingBack` step). */
   rollbackWhy?: string;
   /** Old nodes that were already cordoned before the command: a rollback leaves them cordoned. */
   cordonedBefore?: string[];
-  /** When the replacement was launched, epoch ms: the Ready timeout counts from here. */
+  /** When the replacement was launched, on the command's clock: the Ready timeout counts from here. */
   launchedAt?: number;
+  /**
+   * The command's clock (commandRunner.ts `clock`): where it stands, and the wall-clock time it was last
+   * advanced at. Absent in older records: the clock starts at `updatedAt`.
+   */
+  clockAt?: number;
+  clockSeenAt?: number;
   /** Pods evicted so far (all invocations). */
   evicted?: number;
   /** `namespace/name` of pods a PodDisruptionBudget refused in the last round. */

@@ -48,6 +48,14 @@ import type { ActDeps, CommandReport, ResolvedActOptions, StopReason } from './t
 
 export type TickOutcome = 'finished' | 'waiting' | 'stopped';
 
+/**
+ * The most a command's clock advances between two looks (see `clock`). Passes run every few minutes; a
+ * longer gap (the schedule paused) only makes the deadlines come later, never earlier.
+ */
+export const MAX_CLOCK_STEP_MS = 15 * 60_000;
+/** A waiting command writes its clock when it has advanced this much since it was last written. */
+const CLOCK_WRITE_EVERY_MS = 60_000;
+
 /** What a runner needs from the invocation driving it. */
 export interface RunContext {
   readonly deps: ActDeps;
@@ -87,6 +95,8 @@ export class CommandRunner {
   private waitingFor: 'replacement' | 'pods' | undefined;
   private stoppedBecause: StopReason | undefined;
   private endedBecause: string | undefined;
+  /** `clockSeenAt` as last stored. */
+  private storedClockSeenAt: number | undefined;
 
   constructor(
     stored: DisruptionCommand,
@@ -95,6 +105,7 @@ export class CommandRunner {
   ) {
     this.cmd = stored;
     this.detail = parseDetail(stored.detail);
+    this.storedClockSeenAt = this.detail.clockSeenAt;
   }
 
   get id(): string {
@@ -116,6 +127,22 @@ export class CommandRunner {
 
   private now(): number {
     return this.ctx.deps.now();
+  }
+
+  /**
+   * The command's own clock, which the Ready and drain deadlines are measured in (and the times they
+   * count from are stamped in). It advances with the wall clock between two looks, but never backwards
+   * and at most MAX_CLOCK_STEP_MS per look: a host whose clock jumped (or is skewed) a day ahead cannot
+   * end a drain early or roll a replacement back at once, and one a day behind cannot keep a stuck
+   * drain alive for a day. Passes look every few minutes, so in normal running it is the wall clock.
+   */
+  private clock(): number {
+    const wall = this.now();
+    const seenAt = this.detail.clockSeenAt ?? this.cmd.updatedAt;
+    const at = this.detail.clockAt ?? seenAt;
+    this.detail.clockAt = at + Math.min(Math.max(0, wall - seenAt), MAX_CLOCK_STEP_MS);
+    this.detail.clockSeenAt = wall;
+    return this.detail.clockAt;
   }
 
   /** Ends the command's work for this invocation from outside (lease lost). */
@@ -149,6 +176,17 @@ export class CommandRunner {
   }
 
   async tick(): Promise<TickOutcome> {
+    this.clock();
+    const outcome = await this.advance();
+    // A command that waits writes nothing else: its clock is written now and then, so that the next
+    // look measures a few minutes since this one, not since the last step.
+    // (Either way: a wall clock that went back must be written too, or every later look would measure
+    // from the time ahead and the clock would stand still until the wall clock caught up.)
+    if (outcome === 'waiting' && !(Math.abs((this.detail.clockSeenAt ?? 0) - (this.storedClockSeenAt ?? -Infinity)) < CLOCK_WRITE_EVERY_MS)) await this.recordQuietly();
+    return outcome;
+  }
+
+  private async advance(): Promise<TickOutcome> {
     this.waitingFor = undefined;
     try {
       for (;;) {
@@ -239,7 +277,7 @@ export class CommandRunner {
       const outcome = await this.launchOne(index);
       if (outcome !== 'launched') return outcome;
     }
-    this.detail.launchedAt ??= this.now();
+    this.detail.launchedAt ??= this.clock();
     await this.record({ step: 'launched' });
     return 'launched';
   }
@@ -279,7 +317,7 @@ export class CommandRunner {
       }
       return this.launchFailed(message(error));
     }
-    this.detail.launchedAt ??= this.now();
+    this.detail.launchedAt ??= this.clock();
     this.detail.note = `${launched.reused ? 'found already launched' : 'launched'} ${launched.description}`;
     await this.recordLaunched({ index, ref: launched.ref, ...(launched.instanceId === undefined ? {} : { instanceId: launched.instanceId }) });
     return 'launched';
@@ -288,7 +326,7 @@ export class CommandRunner {
   /** A launch attempt that may succeed later: retried by the next pass until the Ready timeout, then rolled back. */
   private async launchFailed(why: string): Promise<'rollingBack' | 'later'> {
     this.noteError(why);
-    if (this.now() - this.cmd.createdAt >= this.ctx.options.replacementReadyTimeoutMs) {
+    if (this.clock() - this.cmd.createdAt >= this.ctx.options.replacementReadyTimeoutMs) {
       await this.startRollback(`no replacement could be launched within ${minutes(this.ctx.options.replacementReadyTimeoutMs)}: ${why}`);
       return 'rollingBack';
     }
@@ -316,7 +354,7 @@ export class CommandRunner {
       return true;
     }
     const launchedAt = this.detail.launchedAt ?? this.cmd.updatedAt;
-    if (this.now() - launchedAt >= this.ctx.options.replacementReadyTimeoutMs) {
+    if (this.clock() - launchedAt >= this.ctx.options.replacementReadyTimeoutMs) {
       const late = this.sortedLaunched().filter((l) => !ready.some((r) => r.index === l.index));
       await this.startRollback(`replacement${late.length > 1 ? 's' : ''} ${late.map((l) => l.ref).join(', ')} did not become Ready within ${minutes(this.ctx.options.replacementReadyTimeoutMs)}`);
       return true;
@@ -367,7 +405,7 @@ export class CommandRunner {
       if (found !== undefined) launched.push({ index, ref: found.ref, ...(found.instanceId === undefined ? {} : { instanceId: found.instanceId }) });
     }
     this.detail.rollbackWhy = why;
-    this.detail.progressAt = this.now();
+    this.detail.progressAt = this.clock();
     this.detail.note = `rolling back: ${why}`;
     await this.record({ step: 'rollingBack', launched });
   }
@@ -412,8 +450,8 @@ export class CommandRunner {
       if (left.length > 0) {
         const before = this.detail.waitingFor?.join(',');
         setList(this.detail, 'waitingFor', listPods(left.map(podKey).sort()));
-        if (this.detail.waitingFor?.join(',') !== before || this.evicted > evictedBefore) this.detail.progressAt = this.now();
-        if (this.now() - (this.detail.progressAt ?? this.cmd.updatedAt) >= this.ctx.options.drainTimeoutMs) {
+        if (this.detail.waitingFor?.join(',') !== before || this.evicted > evictedBefore) this.detail.progressAt = this.clock();
+        if (this.clock() - (this.detail.progressAt ?? this.cmd.updatedAt) >= this.ctx.options.drainTimeoutMs) {
           // The replacement runs pods that will not leave: it stays, as an ordinary node.
           await deps.nodes.untaintAndUncordon(node.name, this.taint.key, node.uid === undefined ? {} : { uid: node.uid });
           return 'kept';
@@ -454,7 +492,7 @@ export class CommandRunner {
   /** True (and the command abandoned) when the drain has made no progress for the drain timeout. */
   private async drainStuck(what: string): Promise<boolean> {
     const since = this.detail.progressAt ?? this.cmd.updatedAt;
-    if (this.now() - since < this.ctx.options.drainTimeoutMs) return false;
+    if (this.clock() - since < this.ctx.options.drainTimeoutMs) return false;
     const waiting = this.detail.waitingFor?.length ? ` (still waiting for ${this.detail.waitingFor.join(', ')})` : '';
     await this.abandon(`the drain made no progress for ${minutes(this.ctx.options.drainTimeoutMs)}: ${what}${waiting}`);
     return true;
@@ -490,7 +528,7 @@ export class CommandRunner {
     const changed = JSON.stringify([this.detail.blocked ?? [], this.detail.waitingFor ?? []]) !== before;
     if (this.cmd.step !== 'evicting' || evicted > 0 || changed) {
       // Entering the drain, a pod evicted, or the set of pods still there changed: the drain moves.
-      this.detail.progressAt = this.now();
+      this.detail.progressAt = this.clock();
       this.detail.note = remaining.length === 0 ? 'every pod has left the old nodes' : `${remaining.length} pod(s) still on the old nodes`;
       await this.record({ step: 'evicting' });
     }
@@ -707,6 +745,7 @@ export class CommandRunner {
     const next: DisruptionCommand = { ...this.cmd, ...changes, updatedAt: this.now(), detail: formatDetail(this.detail) };
     try {
       this.cmd = await this.ctx.deps.store.putCommand(next, this.cmd.version);
+      this.storedClockSeenAt = this.detail.clockSeenAt;
     } catch (error) {
       if (error instanceof StateConflictError) {
         throw new Stop('conflict', `another pass changed command ${this.cmd.id}: ${error.message}`, false);
