@@ -182,6 +182,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (values.cluster !== undefined) throw new InputError('', 'arguments', `the cluster is given twice: "${positionals[0]}" and --cluster "${String(values.cluster)}"`);
     values.cluster = positionals[0];
   }
+  // Checked before anything is read: an empty path names no file, and would fail only once the pass
+  // is over and the state is written.
+  if (values.state === '') throw new InputError('', '--state', 'is empty: give the path of a state file (a missing file starts an empty state)');
   const nowText = values.now as string | undefined;
   const nowMs = nowText === undefined ? io.clock() : parseTimestamp(nowText);
   if (typeof nowMs === 'string') throw new InputError('', '--now', `${show(nowText)} ${nowMs}`);
@@ -215,7 +218,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (demoCluster && !useDemo) notes.push('no --cluster: planning the bundled sample cluster (times replayed relative to now)');
   if (useDemo) notes.push('embedded demo: bundled sample cluster (times replayed relative to now), bundled catalog (spot prices are estimates), demo NodePools');
   const statePath = values.state as string | undefined;
-  const store = statePath === undefined ? undefined : new FileStateStore(statePath);
+  const store = statePath === undefined ? undefined : new FileStateStore(statePath, { passTimeMs: nowMs });
   const pass = () =>
     runPass(
       { readCluster: async () => cluster, loadCatalog: async () => ({ catalog, warnings: [] }), loadNodePools: async () => nodePools, ...(store ? { state: store } : {}) },

@@ -1,10 +1,11 @@
-// `plan --state` while another run holds the state file (audit M2): never an empty plan printed as a
-// success; a lease or lock left by a killed run of this machine does not block the next run.
+// `plan --state` while another run holds the state file: never an empty plan printed as a success; a
+// lease or lock left by a killed run of this machine (and PID namespace) does not block the next run.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { localProcessId } from '../../src/adapters/state/fileStateStore.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
 const E = join(import.meta.dirname, '../../../shared/examples/empty-node-is-deleted');
@@ -43,7 +44,7 @@ describe('a state file in use', () => {
   });
 
   it('held by a run of this machine that was killed: taken over, the plan is printed', () => {
-    const path = stateWithLease(`cli-${deadPid()}@${hostname()}`);
+    const path = stateWithLease(`cli-${localProcessId(deadPid())}`);
     const r = plan(path);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).decisions.length).toBeGreaterThan(0);
@@ -55,8 +56,21 @@ describe('a state file in use', () => {
 
   it('a lock file left by a killed run of this machine is broken at once', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'ekc-lock-')), 'state.json');
-    writeFileSync(`${path}.lock`, `${deadPid()}@${hostname()}\n`);
+    writeFileSync(`${path}.lock`, `${localProcessId(deadPid())}\n`);
     const r = plan(path);
     expect(r.code, r.stderr).toBe(0);
+  });
+
+  // Containers that share a host name but not a PID namespace: a process id missing here may be
+  // running in the other one, so its lease is left to run out.
+  it.each([
+    ['of another PID namespace on a host of the same name', () => `cli-${deadPid()}@${hostname()}#pidns=1`],
+    ['written before owners named their PID namespace', () => `cli-${deadPid()}@${hostname()}`],
+  ])('held by a run %s: not taken for dead (exit 3, nothing written)', (_case, owner) => {
+    const path = stateWithLease(owner());
+    const before = readFileSync(path, 'utf8');
+    const r = plan(path);
+    expect(r.code, r.stderr).toBe(3);
+    expect(readFileSync(path, 'utf8')).toBe(before);
   });
 });

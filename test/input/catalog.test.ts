@@ -86,16 +86,21 @@ describe('parseCatalog', () => {
     ]);
   });
 
-  it('accepts a zero price, source and pricesAsOf, and a missing region', () => {
+  it('accepts a tiny price, source and pricesAsOf, and a missing region', () => {
     const catalog = parseCatalog({
       source: 'bundled',
       pricesAsOf: '2026-07-20T00:00:00Z',
-      instanceTypes: [m5large({ offerings: [{ zone: 'z', capacityType: 'on-demand', price: 0 }] })],
+      instanceTypes: [m5large({ offerings: [{ zone: 'z', capacityType: 'on-demand', price: 0.0001 }] })],
     });
     expect(catalog.region).toBe('');
     expect(catalog.source).toBe('bundled');
     expect(catalog.pricesAsOf).toBe(Date.parse('2026-07-20T00:00:00Z'));
-    expect(catalog.instanceTypes[0]?.offerings[0]?.pricePerHour).toBe(0);
+    expect(catalog.instanceTypes[0]?.offerings[0]?.pricePerHour).toBe(0.0001);
+  });
+
+  it('accepts allocatable equal to capacity', () => {
+    const [type] = parseCatalog(catalogOf(m5large({ allocatable: { cpu: '2', memory: '8Gi', pods: '29' } }))).instanceTypes;
+    expect(type?.allocatable).toMatchObject({ cpu: 2000, memory: 8 * 2 ** 30, pods: 29 });
   });
 });
 
@@ -113,8 +118,24 @@ describe('parseCatalog validation', () => {
     ['bad allocatable', catalogOf(m5large({ allocatable: { memory: '-1' } })), 'InstanceType "m5.large"', 'instanceTypes[0].allocatable.memory', 'must not be negative'],
     ['label not a string', catalogOf(m5large({ labels: { a: 1 } })), 'InstanceType "m5.large"', 'instanceTypes[0].labels.a', 'must be a string'],
     ['no offerings', catalogOf(m5large({ offerings: undefined })), 'InstanceType "m5.large"', 'instanceTypes[0].offerings', 'is required'],
-    ['negative price', withOffering({ price: -0.1 }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', 'non-negative number'],
-    ['price as text', withOffering({ price: '0.1' }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', 'non-negative number'],
+    ['negative price', withOffering({ price: -0.1 }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', 'positive number'],
+    ['zero price', withOffering({ price: 0 }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', '0 must be a positive number'],
+    ['price too large to represent', withOffering({ price: Number.POSITIVE_INFINITY }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', 'a number too large to represent must be'],
+    ['price as text', withOffering({ price: '0.1' }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', 'positive number'],
+    [
+      'allocatable cpu above capacity',
+      catalogOf(m5large({ allocatable: { cpu: '2100m' } })),
+      'InstanceType "m5.large"',
+      'instanceTypes[0].allocatable.cpu',
+      '"2100m" is more than its capacity "2"',
+    ],
+    [
+      'allocatable pods above capacity',
+      catalogOf(m5large({ allocatable: { pods: 30 } })),
+      'InstanceType "m5.large"',
+      'instanceTypes[0].allocatable.pods',
+      'is more than its capacity',
+    ],
     ['missing price', withOffering({ price: undefined }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].price', 'is required'],
     ['bad capacity type', withOffering({ capacityType: 'reserved' }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].capacityType', 'must be one of on-demand, spot'],
     ['missing zone', withOffering({ zone: undefined }), 'InstanceType "m5.large"', 'instanceTypes[0].offerings[0].zone', 'is required'],

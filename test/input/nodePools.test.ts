@@ -218,6 +218,15 @@ describe('validation', () => {
     ['unknown operator', requirement({ key: 'a', operator: 'Like', values: ['x'] }), NP, 'spec.template.spec.requirements[0].operator', 'must be one of'],
     ['missing key', requirement({ operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'is required'],
     ['restricted key', requirement({ key: 'karpenter.sh/nodepool', operator: 'In', values: ['x'] }), NP, 'spec.template.spec.requirements[0].key', 'cannot be required'],
+    ['key of 100,000 characters', requirement({ key: 'k'.repeat(100_000), operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'its name is 100000 characters long, at most 63'],
+    ['key with a space', requirement({ key: 'team name', operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'is not a valid label key: its name must be'],
+    ['key ending in a dot', requirement({ key: 'example.com/tier.', operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'starting and ending with a letter or digit'],
+    ['key with an upper-case prefix', requirement({ key: 'Example.com/tier', operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'its prefix must be a DNS subdomain'],
+    ['key with an empty prefix', requirement({ key: '/tier', operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'its prefix must be a DNS subdomain'],
+    ['key with a prefix of 254 characters', requirement({ key: `${'a'.repeat(254)}/tier`, operator: 'Exists' }), NP, 'spec.template.spec.requirements[0].key', 'its prefix is 254 characters long'],
+    ['emoji name', pool({ name: '🚀' }), 'NodePool "🚀"', 'metadata.name', 'is not a DNS subdomain name'],
+    ['upper-case name', pool({ name: 'General' }), 'NodePool "General"', 'metadata.name', 'is not a DNS subdomain name'],
+    ['name of 254 characters', pool({ name: 'a'.repeat(254) }), `NodePool "${'a'.repeat(80)}... (174 more characters)"`, 'metadata.name', 'at most 253'],
     ['bad taint effect', pool({ templateSpec: { taints: [{ key: 'a', effect: 'NoWay' }] } }), NP, 'spec.template.spec.taints[0].effect', 'must be one of NoSchedule'],
     ['taint without key', pool({ templateSpec: { taints: [{ effect: 'NoSchedule' }] } }), NP, 'spec.template.spec.taints[0].key', 'is required'],
     ['label not a string', pool({ spec: { template: { metadata: { labels: { a: 1 } } } } }), NP, 'spec.template.metadata.labels.a', 'must be a string'],
@@ -229,6 +238,14 @@ describe('validation', () => {
     ['document not an object', 'NodePool', 'document 1', '', 'must be an object'],
   ])('%s', (_name, doc, object, field, problem) => {
     expectInputError(() => parseNodePools([doc]), object, field, problem);
+  });
+
+  it.each([
+    ['a plain key', 'tier'],
+    ['a prefixed key', 'node.kubernetes.io/instance-type'],
+    ['a name of 63 characters with dots, dashes and underscores', `example.com/${'a'.repeat(30)}_-.${'b'.repeat(30)}`],
+  ])('accepts %s as a requirement key', (_case, key) => {
+    expect(parseOne(requirement({ key, operator: 'Exists' })).requirements[0]?.key).toBe(key);
   });
 
   it('rejects duplicate pool names', () => {

@@ -237,7 +237,7 @@ describe('streamed cluster file', () => {
         {
           kind: 'Node',
           metadata: { name: 'n1', creationTimestamp: '2026-01-01T00:00:00Z', labels: { 'topology.kubernetes.io/zone': 'us-east-1c' } },
-          status: { allocatable: { cpu: '4' }, conditions: [{ type: 'Ready', status: 'True' }] },
+          status: { allocatable: { cpu: '4', memory: '16Gi' }, conditions: [{ type: 'Ready', status: 'True' }] },
         },
         { kind: 'PersistentVolumeClaim', metadata: { name: 'data-db-0', namespace: 'default' }, spec: { volumeName: 'pv-1' } },
         { kind: 'PersistentVolume', metadata: { name: 'pv-1', labels: { 'topology.kubernetes.io/zone': 'us-east-1b' } }, spec: {} },

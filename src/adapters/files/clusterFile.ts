@@ -15,12 +15,13 @@ import { ClusterBuilder, parseClusterObjects } from '../../core/input/cluster.ts
 import { isRecord } from '../../core/input/fields.ts';
 import { projectClusterObject } from '../../core/input/projection.ts';
 import type { Cluster } from '../../core/model/types.ts';
+import { INPUT_LIMITS, tooLarge, Utf8Check } from './boundedText.ts';
 import { decodeDocuments, readText } from './documents.ts';
 import { ListItemSplitter, NotAList, ParsedItem } from './jsonListStream.ts';
 
 const CHUNK_BYTES = 1 << 20;
 /** Below this size a file that does not stream is decoded whole (longer text cannot be one string). */
-const WHOLE_TEXT_LIMIT_BYTES = 400 * 1024 * 1024;
+const WHOLE_TEXT_LIMIT_BYTES = INPUT_LIMITS.clusterWhole.capBytes;
 
 const WHITESPACE = new Set([0x20, 0x0a, 0x0d, 0x09]);
 
@@ -39,6 +40,11 @@ async function streamList(path: string): Promise<Cluster | undefined> {
     const stat = await handle.stat();
     if (!stat.isFile()) return undefined; // a directory ...: readText words it
     const size = stat.size;
+    const limit = INPUT_LIMITS.clusterList;
+    if (size > limit.capBytes) throw tooLarge(limit, size);
+    // The items are decoded from bytes here, not by readText: they are checked as UTF-8 here too.
+    const utf8 = new Utf8Check();
+    let total = 0;
     const splitter = new ListItemSplitter();
     const builder = new ClusterBuilder();
     let count = 0;
@@ -75,6 +81,10 @@ async function streamList(path: string): Promise<Cluster | undefined> {
         while (k < bytes.length && WHITESPACE.has(bytes[k]!)) k++;
         if (bytes[k] !== 0x7b) return undefined; // not `{`: YAML or a JSON array
       }
+      // The file may have grown since its size was read.
+      total += bytesRead;
+      if (total > limit.capBytes) throw tooLarge(limit);
+      utf8.push(bytes);
       for (const item of splitter.pushParsing(bytes)) {
         if (item instanceof ParsedItem) {
           add(item.value, count++);
@@ -90,6 +100,7 @@ async function streamList(path: string): Promise<Cluster | undefined> {
         add(value, count++);
       }
     }
+    utf8.end();
     const list = splitter.end();
     const kind = list['kind'];
     // An object that has `items` but is no List (`kind: Pod`) is one object: read whole, it says so.
@@ -114,7 +125,7 @@ async function streamList(path: string): Promise<Cluster | undefined> {
 /** `kubectl get ... -o json` output (a List) or the same objects as YAML documents. */
 export async function readClusterFile(path: string): Promise<Cluster> {
   try {
-    return (await streamList(path)) ?? parseClusterObjects(decodeDocuments(await readText(path)).map(projectClusterObject));
+    return (await streamList(path)) ?? parseClusterObjects(decodeDocuments(await readText(path, INPUT_LIMITS.clusterWhole)).map(projectClusterObject));
   } catch (error) {
     if (error instanceof InputError) throw error.file === undefined ? error.inFile(path) : error;
     throw error;

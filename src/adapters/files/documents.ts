@@ -2,15 +2,19 @@
 // (missing file, bad syntax, bad content) becomes an InputError carrying the path as the user gave it,
 // so the CLI prints e.g. `nodepools.yaml: NodePool "default": spec.disruption.budgets[0]: ...` and
 // exits 2 (CONTRACT §1).
-import { readFile } from 'node:fs/promises';
 import { parseAllDocuments, visit } from 'yaml';
 import { InputError } from '../../core/errors.ts';
+import { readBoundedText, type InputLimit } from './boundedText.ts';
 
-/** Reads a file as text; a missing or unreadable file is bad input, not an internal error. */
-export async function readText(path: string): Promise<string> {
+/**
+ * Reads a file as text, at most `limit.capBytes` of it, checked as UTF-8 (boundedText.ts); a missing
+ * or unreadable file is bad input, not an internal error.
+ */
+export async function readText(path: string, limit: InputLimit): Promise<string> {
   try {
-    return await readFile(path, 'utf8');
+    return await readBoundedText(path, limit);
   } catch (error) {
+    if (error instanceof InputError) throw error.inFile(path);
     const code = (error as NodeJS.ErrnoException).code;
     const problem =
       code === 'ENOENT' ? 'file not found'
@@ -125,8 +129,8 @@ function decodeUnchecked(text: string): unknown[] {
 }
 
 /** Runs a parser over a file's documents, attributing every InputError to the file. */
-export async function parseFile<T>(path: string, parse: (documents: unknown[]) => T): Promise<T> {
-  const text = await readText(path);
+export async function parseFile<T>(path: string, limit: InputLimit, parse: (documents: unknown[]) => T): Promise<T> {
+  const text = await readText(path, limit);
   try {
     return parse(decodeDocuments(text));
   } catch (error) {

@@ -12,6 +12,7 @@
 //   file cannot overwrite each other's records unnoticed.
 
 import { randomBytes } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -29,6 +30,7 @@ import {
   type NodeState,
   type PassState,
 } from '../../core/state/types.ts';
+import { INPUT_LIMITS, readBoundedText } from '../files/boundedText.ts';
 import {
   isoTime,
   readClusterState,
@@ -60,11 +62,18 @@ export interface FileStateStoreOptions {
   readonly lockTimeoutMs?: number;
   /** A lock file older than this is left over from a dead process (default 30 s). */
   readonly staleLockMs?: number;
+  /**
+   * The pass time (the CLI's --now). When given, stored times that record something that already
+   * happened may not lie later than it by more than an hour (recordCodec.ts, CLOCK_SKEW_ALLOWANCE_MS);
+   * checked on every read, the first of which comes before anything is written.
+   */
+  readonly passTimeMs?: number;
 }
 
 export class FileStateStore implements StateStore {
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
+  private readonly passTimeMs: number | undefined;
   /** The pass time of the last `load`, used by `save` when it is not given one. */
   private loadedAtMs: number | undefined;
   /**
@@ -77,8 +86,11 @@ export class FileStateStore implements StateStore {
     readonly path: string,
     options: FileStateStoreOptions = {},
   ) {
+    // An empty path names no file at all (the final rename would fail): bad input, said before any work.
+    if (path === '') throw new InputError('', 'path', 'the state file path is empty');
     this.lockTimeoutMs = options.lockTimeoutMs ?? 5_000;
     this.staleLockMs = options.staleLockMs ?? 30_000;
+    this.passTimeMs = options.passTimeMs;
   }
 
   async load(nowMs?: number): Promise<PassState> {
@@ -198,8 +210,9 @@ export class FileStateStore implements StateStore {
   private async read(): Promise<StateDocument> {
     let text: string;
     try {
-      text = await readFile(this.path, 'utf8');
+      text = await readBoundedText(this.path, INPUT_LIMITS.state);
     } catch (error) {
+      if (error instanceof InputError) throw error.inFile(this.path);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') {
         await this.requireDirectory();
@@ -217,9 +230,13 @@ export class FileStateStore implements StateStore {
     } catch (error) {
       throw new InputError('', '', `not valid JSON (${(error as Error).message})`).inFile(this.path);
     }
-    return decodeDocument(json, (field, problem) => {
-      throw new InputError('', field, problem).inFile(this.path);
-    });
+    return decodeDocument(
+      json,
+      (field, problem) => {
+        throw new InputError('', field, problem).inFile(this.path);
+      },
+      this.passTimeMs,
+    );
   }
 
   private async requireDirectory(): Promise<void> {
@@ -295,19 +312,52 @@ export class FileStateStore implements StateStore {
   }
 }
 
-/** `<pid>@<host>`: names a process of this machine, so that one left behind by a killed run can be recognised. */
-export function localProcessId(): string {
-  return `${process.pid}@${hostname()}`;
+/**
+ * `<pid>@<host>#pidns=<id>`: names a process of this machine, so that one left behind by a killed run
+ * can be recognised. The PID namespace matters: containers that share a host name (two pods with the
+ * same `hostname`, or `--network host`) each have their own process ids, and a process id missing here
+ * may be alive in the other container.
+ */
+export function localProcessId(pid = process.pid): string {
+  const namespace = pidNamespace();
+  return `${pid}@${hostname()}${namespace === undefined ? '' : `#pidns=${namespace}`}`;
+}
+
+let cachedNamespace: { readonly id: string | undefined } | undefined;
+
+/**
+ * This process's PID namespace: the inode of /proc/self/ns/pid on Linux (`pid:[4026531836]`); the
+ * platform's name where there are no PID namespaces (macOS, Windows), so process ids are unique per
+ * machine there; undefined when Linux does not say (no /proc), so that nobody takes our process for dead.
+ */
+export function pidNamespace(): string | undefined {
+  if (cachedNamespace === undefined) {
+    let id: string | undefined;
+    if (process.platform !== 'linux') id = process.platform;
+    else {
+      try {
+        id = /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1];
+      } catch {
+        id = undefined;
+      }
+    }
+    cachedNamespace = { id };
+  }
+  return cachedNamespace.id;
 }
 
 /**
- * True when `id` (`...<pid>@<host>`, as `localProcessId` writes it, with any prefix such as `cli-`) is a
- * process of this machine that no longer runs. Anything else (another machine, a Lambda owner) is never
- * taken for dead.
+ * True when `id` (`...<pid>@<host>#pidns=<id>`, as `localProcessId` writes it, with any prefix such as
+ * `cli-`) is a process of this machine and PID namespace that no longer runs. Anything else (another
+ * machine, a Lambda owner, another namespace) is never taken for dead. Neither is an owner written
+ * before the namespace was recorded (`<pid>@<host>`): it may be another container's, and its lease
+ * (or lock file) runs out by itself.
  */
 export function deadLocalProcess(id: string): boolean {
-  const match = /(\d+)@([^@\s]+)$/.exec(id);
+  const match = /(\d+)@([^@\s#]+)(?:#pidns=([A-Za-z0-9]+))?$/.exec(id);
   if (match === null || match[2] !== hostname()) return false;
+  const namespace = pidNamespace();
+  if (match[3] === undefined || namespace === undefined || match[3] !== namespace) return false;
   const pid = Number(match[1]);
   if (pid === process.pid) return false;
   try {
@@ -335,8 +385,14 @@ function withoutExpired(state: PassState, nowMs: number): PassState {
 
 // --- the file's layout ----------------------------------------------------------------------------
 
-function decodeDocument(json: unknown, fail: Fail): StateDocument {
-  const top = RecordReader.of(json, '', fail, isoTime);
+function decodeDocument(json: unknown, fail: Fail, passTimeMs: number | undefined): StateDocument {
+  const options = passTimeMs === undefined ? {} : { passTimeMs };
+  const top = RecordReader.of(json, '', fail, isoTime, options);
+  // A member the format has may be left out, but not set to null: that is not what was written.
+  for (const member of ['cluster', 'nodes', 'commands', 'lease', 'ledger']) {
+    const shape = member === 'commands' || member === 'ledger' ? 'a list' : 'an object';
+    if (top.member(member) === null) fail(member, `not ${shape} (null): give ${shape} or leave it out`);
+  }
   const format = top.string('format');
   if (format !== STATE_FILE_FORMAT) fail('format', `not an eks-consolidator state file (expected "${STATE_FILE_FORMAT}")`);
   const version = top.number('version');
@@ -344,13 +400,13 @@ function decodeDocument(json: unknown, fail: Fail): StateDocument {
     fail('version', `unsupported state file version ${version} (this build reads version ${STATE_FILE_VERSION})`);
   }
 
-  const cluster = top.has('cluster') ? readClusterState(RecordReader.of(top.member('cluster'), 'cluster', fail, isoTime)) : { version: 0 };
+  const cluster = top.has('cluster') ? readClusterState(RecordReader.of(top.member('cluster'), 'cluster', fail, isoTime, options)) : { version: 0 };
 
   const nodes: Record<string, NodeState> = {};
   const rawNodes = top.has('nodes') ? top.member('nodes') : {};
   const nodesReader = RecordReader.of(rawNodes, 'nodes', fail, isoTime);
   for (const name of Object.keys(rawNodes as object)) {
-    const record = readNodeState(RecordReader.of(nodesReader.member(name), `nodes.${name}`, fail, isoTime));
+    const record = readNodeState(RecordReader.of(nodesReader.member(name), `nodes.${name}`, fail, isoTime, options));
     if (record.name !== name) fail(`nodes.${name}.name`, `"${record.name}" does not match its key`);
     nodes[name] = record;
   }
@@ -358,14 +414,15 @@ function decodeDocument(json: unknown, fail: Fail): StateDocument {
   const rawCommands = top.has('commands') ? top.member('commands') : [];
   if (!Array.isArray(rawCommands)) fail('commands', 'not a list');
   const commands = (rawCommands as unknown[]).map((raw, i) =>
-    readCommand(RecordReader.of(raw, `commands[${i}]`, fail, isoTime), fail, isoTime),
+    readCommand(RecordReader.of(raw, `commands[${i}]`, fail, isoTime, options), fail, isoTime),
   );
 
   let lease: StateDocument['lease'];
   if (top.has('lease')) {
     const r = RecordReader.of(top.member('lease'), 'lease', fail, isoTime);
     const owner = r.string('owner', true);
-    const token = r.has('token') ? r.number('token') : undefined;
+    // The fencing token only ever grows from 1: anything but a whole number from 0 up was not written here.
+    const token = r.has('token') ? r.count('token') : undefined;
     lease = { ...(owner === undefined ? {} : { owner }), until: r.time('until'), ...(token === undefined ? {} : { token }) };
   }
   const ledger = top.has('ledger') ? top.member('ledger') : undefined;

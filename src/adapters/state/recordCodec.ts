@@ -13,6 +13,7 @@ import {
   type NodeState,
   type ReplacementSpec,
 } from '../../core/state/types.ts';
+import { parseRfc3339 } from '../../core/input/time.ts';
 import { compact } from '../../core/state/observe.ts';
 
 /** Reports a bad field (full dotted path) and never returns. */
@@ -33,9 +34,11 @@ export const isoTime: TimeCodec = {
     // Only times that write back as four-digit-year ISO text are accepted, so that whatever is read can
     // be written and read again (a larger number would make toISOString throw or print `+010000-...`).
     if (typeof value === 'number') return Number.isFinite(value) && value >= 0 && value < FIRST_FIVE_DIGIT_YEAR_MS ? value : undefined;
+    // With an offset (without one, the machine's zone would decide) and a date that exists (JavaScript
+    // would roll February 30th over into March).
     if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(value)) return undefined;
-    const ms = Date.parse(value);
-    return Number.isNaN(ms) ? undefined : ms;
+    const ms = parseRfc3339(value);
+    return typeof ms === 'string' ? undefined : ms;
   },
   write: (ms) => new Date(ms).toISOString(),
 };
@@ -57,6 +60,23 @@ const STEPS: ReadonlySet<string> = new Set<CommandStep>([
 ]);
 const METHODS: ReadonlySet<string> = new Set<DisruptionMethod>(['emptiness', 'single-node', 'multi-node']);
 
+/**
+ * How far a stored time that must lie in the past may lie ahead of the pass reading it: one hour. Far
+ * more than clocks kept by NTP ever differ (a pass dates what it stores by its own clock, and the next
+ * pass may run on another machine), and little next to what a time far ahead would do: a pod event
+ * dated in the future keeps its node from being consolidated until then.
+ */
+export const CLOCK_SKEW_ALLOWANCE_MS = 3_600_000;
+
+export interface RecordReadOptions {
+  /**
+   * The pass time. When given, times that record something that already happened (pod events, first
+   * sightings, evaluations, searches) may not lie later than it by more than CLOCK_SKEW_ALLOWANCE_MS.
+   * Times that are meant to lie ahead (expiry, grace protection, lease ends) are not bounded.
+   */
+  readonly passTimeMs?: number;
+}
+
 /** Field-by-field access to one raw record, reporting problems with the record's path. */
 export class RecordReader {
   constructor(
@@ -64,11 +84,12 @@ export class RecordReader {
     private readonly path: string,
     private readonly fail: Fail,
     private readonly times: TimeCodec,
+    private readonly options: RecordReadOptions = {},
   ) {}
 
-  static of(value: unknown, path: string, fail: Fail, times: TimeCodec): RecordReader {
-    if (!isRecord(value)) fail(path, 'not an object');
-    return new RecordReader(value, path, fail, times);
+  static of(value: unknown, path: string, fail: Fail, times: TimeCodec, options: RecordReadOptions = {}): RecordReader {
+    if (!isRecord(value)) fail(path, value === null ? 'not an object (null)' : 'not an object');
+    return new RecordReader(value, path, fail, times, options);
   }
 
   field(key: string): string {
@@ -97,7 +118,8 @@ export class RecordReader {
   number(key: string, optional = false): number | undefined {
     const v = this.raw[key];
     if (v === undefined || v === null) return optional ? undefined : this.fail(this.field(key), 'missing');
-    if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(this.field(key), 'not a number');
+    if (typeof v === 'number' && !Number.isFinite(v)) return this.fail(this.field(key), 'a number too large to represent');
+    if (typeof v !== 'number') return this.fail(this.field(key), 'not a number');
     return v;
   }
 
@@ -125,6 +147,23 @@ export class RecordReader {
     return ms;
   }
 
+  /** A time that records something that already happened: see RecordReadOptions.passTimeMs. */
+  pastTime(key: string): number;
+  pastTime(key: string, optional: true): number | undefined;
+  pastTime(key: string, optional = false): number | undefined {
+    const ms = optional ? this.time(key, true) : this.time(key);
+    const passTimeMs = this.options.passTimeMs;
+    if (ms !== undefined && passTimeMs !== undefined && ms > passTimeMs + CLOCK_SKEW_ALLOWANCE_MS) {
+      this.fail(
+        this.field(key),
+        `${JSON.stringify(this.raw[key])} is later than the pass time ${new Date(passTimeMs).toISOString()} by more than the ` +
+          `${CLOCK_SKEW_ALLOWANCE_MS / 3_600_000}h allowed for clock differences, but records something that already happened ` +
+          '(was the state written by a pass with a later time, or on a machine whose clock runs ahead?)',
+      );
+    }
+    return ms;
+  }
+
   strings(key: string): string[] {
     const v = this.raw[key];
     if (v === undefined || v === null) return this.fail(this.field(key), 'missing');
@@ -147,15 +186,15 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function readNodeState(r: RecordReader): NodeState {
   return compact({
     name: r.string('name'),
-    nodeCreatedAt: r.time('nodeCreatedAt', true),
+    nodeCreatedAt: r.pastTime('nodeCreatedAt', true),
     podSetFingerprint: r.string('podSetFingerprint'),
     podCount: r.count('podCount'),
     podUids: r.has('podUids') ? r.strings('podUids') : undefined,
-    lastPodEventAt: r.time('lastPodEventAt', true),
-    emptySince: r.time('emptySince', true),
-    consolidatableSince: r.time('consolidatableSince', true),
+    lastPodEventAt: r.pastTime('lastPodEventAt', true),
+    emptySince: r.pastTime('emptySince', true),
+    consolidatableSince: r.pastTime('consolidatableSince', true),
     graceProtectedUntil: r.time('graceProtectedUntil', true),
-    lastEvaluatedAt: r.time('lastEvaluatedAt', true),
+    lastEvaluatedAt: r.pastTime('lastEvaluatedAt', true),
     version: r.count('version'),
     expiresAt: r.time('expiresAt'),
   });
@@ -181,10 +220,10 @@ export function writeNodeState(node: NodeState, times: TimeCodec): Record<string
 
 export function readClusterState(r: RecordReader): ClusterState {
   return compact({
-    lastActionAt: r.time('lastActionAt', true),
+    lastActionAt: r.pastTime('lastActionAt', true),
     lastFingerprint: r.string('lastFingerprint', true),
     lastPassFoundNothing: r.boolean('lastPassFoundNothing', true),
-    lastSearchAt: r.time('lastSearchAt', true),
+    lastSearchAt: r.pastTime('lastSearchAt', true),
     version: r.count('version'),
   });
 }
@@ -223,14 +262,14 @@ export function readCommand(r: RecordReader, fail: Fail, times: TimeCodec): Disr
   }
   return compact({
     id: r.string('id'),
-    createdAt: r.time('createdAt'),
+    createdAt: r.pastTime('createdAt'),
     nodes: r.strings('nodes'),
     method: method as DisruptionMethod,
     reason: r.string('reason'),
     replacements,
     step: step as CommandStep,
     launched,
-    updatedAt: r.time('updatedAt'),
+    updatedAt: r.pastTime('updatedAt'),
     version: r.count('version'),
     detail: r.string('detail', true),
   });

@@ -1,9 +1,10 @@
 // The instance-type catalog (CONTRACT §3): what can be launched, how big it is, what it costs.
 //
 // - `allocatable` may be omitted; it is then derived from `capacity` with EKS overheads (overhead.ts).
-//   When given, it is taken as is, and any resource present in capacity but missing from it is derived.
+//   When given, it is taken as is (never above capacity), and any resource present in capacity but
+//   missing from it is derived.
 // - Well-known labels are derived from the name and capacity (instanceLabels.ts); `labels` wins.
-// - `price` is dollars per hour, non-negative; `available` defaults to true. An offering that is not
+// - `price` is dollars per hour, positive; `available` defaults to true. An offering that is not
 //   listed does not exist, so a duplicate (same zone and capacity type) is a contradiction: rejected.
 import type { CapacityType, Catalog, InstanceType, Offering, Resources } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
@@ -28,9 +29,10 @@ function parseOffering(f: Fields, raw: unknown, path: string): Offering {
   const capacityType = f.oneOf(o['capacityType'], `${path}.capacityType`, CAPACITY_TYPES);
   const price = o['price'];
   // No instance costs anywhere near a million dollars an hour; a larger number is a mistake, and sums of
-  // such prices would stop being exact.
-  if (typeof price !== 'number' || !Number.isFinite(price) || price < 0 || price >= MAX_PRICE_PER_HOUR) {
-    f.fail(`${path}.price`, price === undefined ? 'is required' : `${show(price)} must be a non-negative number of US dollars per hour below ${MAX_PRICE_PER_HOUR}`);
+  // such prices would stop being exact. Nor is any free: a price of 0 is a price nobody knew, and a free
+  // replacement would look like a saving of everything the node costs.
+  if (typeof price !== 'number' || !Number.isFinite(price) || price <= 0 || price >= MAX_PRICE_PER_HOUR) {
+    f.fail(`${path}.price`, price === undefined ? 'is required' : `${show(price)} must be a positive number of US dollars per hour below ${MAX_PRICE_PER_HOUR}`);
   }
   const available = f.optBoolean(o['available'], `${path}.available`) ?? true;
   const priceIsEstimate = f.optBoolean(o['priceIsEstimate'], `${path}.priceIsEstimate`);
@@ -57,6 +59,15 @@ function parseInstanceType(raw: unknown, index: number): InstanceType {
   const listed = t['allocatable'] === undefined || t['allocatable'] === null
     ? undefined
     : parseResources(f.record(t['allocatable'], `${path}.allocatable`), `${path}.allocatable`, f.object);
+  // A machine cannot hand its pods more than it has: allocatable above capacity is a typo (Gi for Mi).
+  for (const [resource, amount] of Object.entries(listed ?? {})) {
+    const total = capacity[resource];
+    if (total !== undefined && amount > total) {
+      const raw = (t['allocatable'] as Record<string, unknown>)[resource];
+      const rawTotal = (t['capacity'] as Record<string, unknown>)[resource];
+      f.fail(`${path}.allocatable.${resource}`, `${show(raw)} is more than its capacity ${show(rawTotal)}`);
+    }
+  }
   const allocatable: Resources = listed ? { ...derived, ...listed } : derived;
 
   const offerings = f.array(t['offerings'], `${path}.offerings`).map((o, i) => parseOffering(f, o, `${path}.offerings[${i}]`));

@@ -32,6 +32,8 @@ interface Item {
 }
 
 const WORKLOAD_KINDS = ['Deployment', 'StatefulSet', 'ReplicaSet'] as const;
+const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+const NODE_REQUIRED_RESOURCES = ['cpu', 'memory'] as const;
 const POD_PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 /** Labels that carry a volume's or node's zone, newest first. */
 const ZONE_KEYS = [LabelKeys.zone, 'topology.ebs.csi.aws.com/zone', 'failure-domain.beta.kubernetes.io/zone'];
@@ -144,8 +146,14 @@ function parseNode(item: Item): Node {
   const hasAllocatable = status['allocatable'] !== undefined && status['allocatable'] !== null;
   const hasCapacity = status['capacity'] !== undefined && status['capacity'] !== null;
   if (!hasAllocatable && !hasCapacity) f.fail('status.allocatable', 'is required');
-  const allocatable = parseResources(hasAllocatable ? status['allocatable'] : status['capacity'], hasAllocatable ? 'status.allocatable' : 'status.capacity', f.object);
+  const allocatablePath = hasAllocatable ? 'status.allocatable' : 'status.capacity';
+  const allocatable = parseResources(hasAllocatable ? status['allocatable'] : status['capacity'], allocatablePath, f.object);
   const capacity = parseResources(hasCapacity ? status['capacity'] : status['allocatable'], hasCapacity ? 'status.capacity' : 'status.allocatable', f.object);
+  // The kubelet always reports both. Without them the node would read as one with no room at all, and
+  // every pod on it as one that fits nowhere; a pod count left out means no pod limit, as before.
+  for (const resource of NODE_REQUIRED_RESOURCES) {
+    if (allocatable[resource] === undefined) f.fail(`${allocatablePath}.${resource}`, 'is required');
+  }
 
   let ready = false;
   let readySince: number | undefined;
@@ -153,7 +161,8 @@ function parseNode(item: Item): Node {
     const p = `status.conditions[${i}]`;
     const condition = f.record(c, p);
     if (condition['type'] !== 'Ready') return;
-    ready = condition['status'] === 'True';
+    // Anything but the three strings is a broken dump, not a node that is simply not ready.
+    ready = f.oneOf(condition['status'], `${p}.status`, CONDITION_STATUSES) === 'True';
     const since = f.optTimestamp(condition['lastTransitionTime'], `${p}.lastTransitionTime`);
     readySince = ready ? since : undefined;
   });
@@ -306,6 +315,8 @@ function parsePod(item: Item): ReadPod {
   const f: Fields = new Fields(objectName(item, true));
   const meta = readMeta(f, item.raw);
   const spec = f.record(item.raw['spec'], 'spec');
+  // The API server requires at least one container, so kubectl never prints a pod without the list.
+  f.array(spec['containers'], 'spec.containers');
   const status = f.optRecord(item.raw['status'], 'status') ?? {};
   const ownerReferences = parseOwnerReferences(f, (item.raw['metadata'] as JsonRecord)['ownerReferences']);
   const nodeName = f.optString(spec['nodeName'], 'spec.nodeName') || undefined;

@@ -23,16 +23,24 @@ export function joinPath(parent: string, child: string): string {
 /** Values longer than this are cut in error messages: a message must stay readable on one screen. */
 const SHOW_MAX_CHARS = 120;
 
+/**
+ * How a number too large for a double reads in messages. JSON.parse turns `1e400` into Infinity, which
+ * JSON.stringify would print as `null`: a message saying "got null" about a number misleads.
+ */
+const TOO_LARGE = 'a number too large to represent';
+const TOO_LARGE_MARK = '\u0000too-large\u0000';
+
 /** Shows a value in an error message the way a user wrote it, cut when long. */
 export function show(value: unknown): string {
   let text: string;
   if (value === undefined) return 'nothing';
+  if (typeof value === 'number' && !Number.isFinite(value)) return TOO_LARGE;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? TOO_LARGE_MARK : v)) ?? String(value);
   } catch {
     text = String(value);
   }
-  return cut(text);
+  return cut(text.replaceAll(JSON.stringify(TOO_LARGE_MARK), `(${TOO_LARGE})`));
 }
 
 /** `text` cut to a readable length, saying how much was left out. */

@@ -14,7 +14,8 @@ import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
 import { parseDurationOrNever, parseGoDurationDetailed } from './duration.ts';
 import { parseConsolidationPolicy } from './consolidationPolicy.ts';
-import { Fields, isRecord, show, type JsonRecord } from './fields.ts';
+import { cut, Fields, isRecord, show, type JsonRecord } from './fields.ts';
+import { dnsSubdomainProblem } from './names.ts';
 import { DISRUPTION_SHAPE, NODE_POOL_SHAPE, rejectUnknownFields } from './nodePoolSchema.ts';
 import { parseRequirement, parseTaints } from './selectors.ts';
 
@@ -271,13 +272,16 @@ export interface NodePoolParseOptions {
 
 function parseNodePool(raw: JsonRecord, index: number, options: NodePoolParseOptions): NodePool {
   const rawName = isRecord(raw['metadata']) ? raw['metadata']['name'] : undefined;
-  const f: Fields = new Fields(typeof rawName === 'string' && rawName !== '' ? `NodePool "${rawName}"` : `NodePool (document ${index + 1})`);
+  // A name too long to be valid is cut here too: every message about the pool starts with it.
+  const f: Fields = new Fields(typeof rawName === 'string' && rawName !== '' ? `NodePool "${cut(rawName, 80)}"` : `NodePool (document ${index + 1})`);
   const apiVersion = f.optString(raw['apiVersion'], 'apiVersion');
   if (apiVersion === 'karpenter.sh/v1beta1') f.fail('apiVersion', V1BETA1_CONVERSION);
   if (apiVersion !== undefined && apiVersion !== API_VERSION) f.fail('apiVersion', `${show(apiVersion)} is not supported; use ${API_VERSION}`);
   if (!options.fromApiServer) rejectUnknownFields(f, raw, NODE_POOL_SHAPE, '');
   const metadata = f.record(raw['metadata'], 'metadata');
   const name = f.string(metadata['name'], 'metadata.name');
+  const nameProblem = dnsSubdomainProblem(name);
+  if (nameProblem !== undefined) f.fail('metadata.name', nameProblem);
   const annotations = f.stringMap(metadata['annotations'], 'metadata.annotations');
   const spec = f.record(raw['spec'] ?? {}, 'spec');
   const template = f.optRecord(spec['template'], 'spec.template') ?? {};

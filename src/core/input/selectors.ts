@@ -2,6 +2,7 @@
 // spread, PDBs) and NodePools (requirements). The two dialects differ only in validation details.
 import type { LabelSelector, Requirement, SelectorOperator, Taint, TaintEffect } from '../model/types.ts';
 import { Fields, type JsonRecord } from './fields.ts';
+import { labelKeyProblem } from './names.ts';
 
 export const SELECTOR_OPERATORS: readonly SelectorOperator[] = ['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt'];
 /** Karpenter v1.14's NodePool requirements add inclusive bounds. */
@@ -23,6 +24,12 @@ export type RequirementDialect = 'kubernetes' | 'karpenter';
 export function parseRequirement(f: Fields, raw: unknown, path: string, dialect: RequirementDialect): Requirement {
   const r = f.record(raw, path);
   const key = f.string(r['key'], `${path}.key`);
+  // The NodePool CRD holds requirement keys to the label key rules; a pod's node affinity was checked
+  // by the API server (and `matchFields` keys are field paths).
+  if (dialect === 'karpenter') {
+    const problem = labelKeyProblem(key);
+    if (problem !== undefined) f.fail(`${path}.key`, problem);
+  }
   const operator = f.oneOf(r['operator'], `${path}.operator`, dialect === 'karpenter' ? NODE_POOL_OPERATORS : SELECTOR_OPERATORS);
   const values = f.stringList(r['values'], `${path}.values`);
   const valuesPath = `${path}.values`;
