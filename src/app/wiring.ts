@@ -125,7 +125,15 @@ export function createActuator(tuning: ActTuning = {}): ActuatorFactory {
       };
       return makeActor(
         deps,
-        { replacementReadyTimeoutMs: parts.config.replacementReadyTimeoutMs, drainTimeoutMs: parts.config.drainTimeoutMs, ...tuning.options },
+        {
+          replacementReadyTimeoutMs: parts.config.replacementReadyTimeoutMs,
+          drainTimeoutMs: parts.config.drainTimeoutMs,
+          ...tuning.options,
+          // The emptiness function runs every minute and shares the lease: it moves each command one step
+          // and leaves the waiting to later invocations, instead of holding the lease through its run
+          // (which would keep the consolidation function out for as long as a drain lasts).
+          ...(context.scope === 'emptiness' ? { maxWaitMs: 0 } : {}),
+        },
         (report) => logReport(report, context.log),
       );
     },
