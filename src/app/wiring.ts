@@ -13,7 +13,7 @@ import { awsDeadlines } from '../adapters/aws/deadlines.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { EKSClient } from '@aws-sdk/client-eks';
+import { EKSClient, type EKSClientConfig } from '@aws-sdk/client-eks';
 import { PricingClient } from '@aws-sdk/client-pricing';
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { createLiveCatalogSource } from '../adapters/aws/liveCatalogSource.ts';
@@ -203,20 +203,7 @@ export async function buildRuntime(config: Config, overrides: WiringOverrides = 
   const ec2 = new EC2Client(aws);
   const bundled = memoize(() => readCatalogFile(bundledCatalogPath));
 
-  let kubeConfig: KubeConfig | undefined;
-  if (config.clusterSource.kind === 'eks') {
-    kubeConfig =
-      overrides.kubeConfig ??
-      (
-        await eksKubeConfig({
-          clusterName: config.clusterName,
-          region: config.region,
-          eksClient: new EKSClient(aws),
-          ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }),
-          now: clock,
-        })
-      ).kubeConfig;
-  }
+  const kubeConfig = config.clusterSource.kind === 'eks' ? await clusterKubeConfig(config, overrides, aws, clock) : undefined;
 
   const readCluster =
     config.clusterSource.kind === 'file'
@@ -314,23 +301,26 @@ export async function buildInterruptionRuntime(config: Config, overrides: Wiring
   const aws = { region: config.region, ...awsDeadlines(), ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }) };
   const instances = new Ec2InstanceDirectory({ client: new EC2Client(aws), clusterName: config.clusterName });
   if (config.clusterSource.kind !== 'eks') return { config, instances };
-  const kubeConfig =
-    overrides.kubeConfig ??
-    (
-      await eksKubeConfig({
-        clusterName: config.clusterName,
-        region: config.region,
-        eksClient: new EKSClient(aws),
-        ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }),
-        now: clock,
-      })
-    ).kubeConfig;
+  const kubeConfig = await clusterKubeConfig(config, overrides, aws, clock);
   const nodes = new KubeNodeOperations(kubeConfig, { now: clock, instance: process.env['AWS_LAMBDA_LOG_STREAM_NAME'] ?? 'eks-consolidator' });
   return { config, instances, nodes };
 }
 
 // ---------------------------------------------------------------------------------------------------
 // Pieces
+
+/** The EKS cluster's KubeConfig (endpoint and CA from DescribeCluster, a refreshed token), or the override. */
+async function clusterKubeConfig(config: Config, overrides: WiringOverrides, aws: EKSClientConfig, clock: () => number): Promise<KubeConfig> {
+  if (overrides.kubeConfig !== undefined) return overrides.kubeConfig;
+  const connection = await eksKubeConfig({
+    clusterName: config.clusterName,
+    region: config.region,
+    eksClient: new EKSClient(aws),
+    ...(overrides.credentials === undefined ? {} : { credentials: overrides.credentials }),
+    now: clock,
+  });
+  return connection.kubeConfig;
+}
 
 /** NodePools (karpenter.sh/v1) as the cluster's API holds them, through the same parser as a file. */
 export async function readNodePoolsFromKubernetes(kubeConfig: KubeConfig, pageSize = 500): Promise<NodePool[]> {

@@ -13,16 +13,17 @@
 // A failure (EC2 or the Kubernetes API unreachable) fails the invocation, so that Lambda delivers the
 // event again; every step is idempotent, and a retry past a spot warning's deadline only taints.
 import type { Context } from 'aws-lambda';
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
+import { handlerSetup } from './observability.ts';
 import type { MiddlewareObj } from '@middy/core';
-import { ConfigError, loadConfig, type Config } from '../app/config.ts';
+import type { Config } from '../app/config.ts';
 import { respondToNotice, type InstanceReport } from '../app/interruption/respond.ts';
 import { interruptionMetrics, skippedInterruptionMetrics } from '../app/observability/interruption.ts';
-import { METRICS_NAMESPACE, publishMetrics, SERVICE_NAME } from '../app/observability/metrics.ts';
+import { publishMetrics } from '../app/observability/metrics.ts';
 // Type-only: the wiring (the AWS SDK and the Kubernetes client) is loaded on the first invocation.
 import type { InterruptionRuntime } from '../app/wiring.ts';
 import { parseInterruptionEvent, type InterruptionNotice } from '../core/interruption/notice.ts';
@@ -51,24 +52,7 @@ export function createInterruptionHandler(deps: InterruptionHandlerDeps = {}) {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const env = deps.env ?? process.env;
 
-  const log = new Logger({ serviceName: SERVICE_NAME, persistentKeys: { function: 'interruption' } });
-  let config: Config | undefined;
-  let configError: unknown;
-  try {
-    config = loadConfig(env);
-    log.setLogLevel(config.logLevel.toUpperCase() as Uppercase<Config['logLevel']>);
-    log.appendPersistentKeys({ cluster: config.clusterName });
-  } catch (error) {
-    configError = error;
-    const fields = error instanceof ConfigError ? { variable: error.variable, problem: error.problem } : { error };
-    log.error(`invalid configuration: every invocation will fail until it is fixed: ${(error as Error).message}`, fields);
-  }
-  const metrics = new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: SERVICE_NAME,
-    logger: log,
-    ...(config === undefined ? {} : { defaultDimensions: { cluster: config.clusterName } }),
-  });
+  const { log, metrics, config, configError } = handlerSetup('interruption', env);
 
   let runtime: Promise<InterruptionRuntime> | undefined;
   const getRuntime = (cfg: Config): Promise<InterruptionRuntime> => {

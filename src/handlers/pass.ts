@@ -17,15 +17,16 @@
 // with the same `ConfigError` naming the variable.
 import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
+import { handlerSetup } from './observability.ts';
 import type { MiddlewareObj } from '@middy/core';
-import { ConfigError, loadConfig, type Config, type Env } from '../app/config.ts';
+import { ConfigError, type Config, type Env } from '../app/config.ts';
 import { EventDeduper, nodeEventsFor, publishNodeEvents, type PublishReport } from '../app/observability/events.ts';
-import { actionMetrics, METRICS_NAMESPACE, passMetrics, publishMetrics, SERVICE_NAME } from '../app/observability/metrics.ts';
+import { actionMetrics, passMetrics, publishMetrics } from '../app/observability/metrics.ts';
 import type { ExecutionReport } from '../app/act/types.ts';
 import { runPass, type Actor, type PassScope } from '../app/runPass.ts';
 // Type-only: the wiring (and with it the AWS SDK and the Kubernetes client, most of the bundle) is
@@ -138,27 +139,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
   const env = deps.env ?? process.env;
   const scope = SCOPE[functionName];
 
-  // Powertools writes the JSON log lines and the EMF documents to stdout (as CloudWatch Logs reads them).
-  // The logger's level comes from LOG_LEVEL through the configuration; until that is read, the default.
-  const log = new Logger({ serviceName: SERVICE_NAME, persistentKeys: { function: functionName } });
-  let config: Config | undefined;
-  let configError: unknown;
-  try {
-    config = loadConfig(env);
-    log.setLogLevel(config.logLevel.toUpperCase() as Uppercase<Config['logLevel']>);
-    log.appendPersistentKeys({ cluster: config.clusterName });
-  } catch (error) {
-    configError = error;
-    const fields = error instanceof ConfigError ? { variable: error.variable, problem: error.problem } : { error };
-    log.error(`invalid configuration: every invocation will fail until it is fixed: ${(error as Error).message}`, fields);
-  }
-  const metrics = new Metrics({
-    namespace: METRICS_NAMESPACE,
-    serviceName: SERVICE_NAME,
-    // Its own warnings (e.g. a timestamp out of range) as JSON log lines too.
-    logger: log,
-    ...(config === undefined ? {} : { defaultDimensions: { cluster: config.clusterName } }),
-  });
+  const { log, metrics, config, configError } = handlerSetup(functionName, env);
 
   // Built on the first invocation, kept for the warm ones. A failed build is retried next time.
   let runtime: Promise<Runtime> | undefined;

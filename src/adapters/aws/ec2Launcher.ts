@@ -45,6 +45,7 @@ import {
   TerminateInstancesCommand,
   type CreateFleetCommandInput,
   type EC2Client,
+  type Filter,
   type FleetLaunchTemplateOverridesRequest,
   type Instance,
   type LaunchTemplateTagSpecification,
@@ -192,22 +193,12 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
 
   /** A live instance an earlier attempt of this command launched (the newest), if any. */
   async findByCommand(commandId: string): Promise<LaunchedInstance | undefined> {
-    const found: Instance[] = [];
-    let nextToken: string | undefined;
+    let found: Instance[];
     try {
-      do {
-        const answer = await this.client.send(
-          new DescribeInstancesCommand({
-            Filters: [
-              { Name: `tag:${InstanceTags.command}`, Values: [commandId] },
-              { Name: 'instance-state-name', Values: ['pending', 'running'] },
-            ],
-            ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-          }),
-        );
-        found.push(...(answer.Reservations ?? []).flatMap((r) => r.Instances ?? []));
-        nextToken = answer.NextToken;
-      } while (nextToken);
+      found = await this.describeAll([
+        { Name: `tag:${InstanceTags.command}`, Values: [commandId] },
+        { Name: 'instance-state-name', Values: ['pending', 'running'] },
+      ]);
     } catch (error) {
       throw new LaunchError('api', `ec2:DescribeInstances (instances of command ${commandId}): ${describeError(error)}`, { cause: error });
     }
@@ -220,23 +211,13 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
    * cluster is known): what the sweep compares with the unfinished commands.
    */
   async listOurs(): Promise<readonly OurInstance[]> {
-    const found: Instance[] = [];
-    let nextToken: string | undefined;
+    let found: Instance[];
     try {
-      do {
-        const answer = await this.client.send(
-          new DescribeInstancesCommand({
-            Filters: [
-              { Name: `tag:${InstanceTags.managed}`, Values: ['true'] },
-              ...(this.clusterName === undefined ? [] : [{ Name: `tag:${clusterTagKey(this.clusterName)}`, Values: ['owned'] }]),
-              { Name: 'instance-state-name', Values: ['pending', 'running'] },
-            ],
-            ...(nextToken === undefined ? {} : { NextToken: nextToken }),
-          }),
-        );
-        found.push(...(answer.Reservations ?? []).flatMap((r) => r.Instances ?? []));
-        nextToken = answer.NextToken;
-      } while (nextToken);
+      found = await this.describeAll([
+        { Name: `tag:${InstanceTags.managed}`, Values: ['true'] },
+        ...(this.clusterName === undefined ? [] : [{ Name: `tag:${clusterTagKey(this.clusterName)}`, Values: ['owned'] }]),
+        { Name: 'instance-state-name', Values: ['pending', 'running'] },
+      ]);
     } catch (error) {
       throw new InstanceApiError('ec2:DescribeInstances', `tag:${InstanceTags.managed}=true`, describeError(error), { cause: error });
     }
@@ -254,6 +235,18 @@ export class Ec2InstanceLauncher implements InstanceLauncher {
           capacityType: i.InstanceLifecycle === 'spot' ? ('spot' as const) : ('on-demand' as const),
         }),
       );
+  }
+
+  /** Every instance matching the filters, all pages. */
+  private async describeAll(filters: Filter[]): Promise<Instance[]> {
+    const found: Instance[] = [];
+    let nextToken: string | undefined;
+    do {
+      const answer = await this.client.send(new DescribeInstancesCommand({ Filters: filters, ...(nextToken === undefined ? {} : { NextToken: nextToken }) }));
+      found.push(...(answer.Reservations ?? []).flatMap((r) => r.Instances ?? []));
+      nextToken = answer.NextToken;
+    } while (nextToken);
+    return found;
   }
 
   private async subnetZones(subnetIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
