@@ -24,8 +24,10 @@ import { LiveClusterSource } from '../../src/adapters/kubernetes/liveClusterSour
 import { bundledCatalogPath } from '../../src/adapters/catalog/bundledPaths.ts';
 import { readCatalogFile } from '../../src/adapters/files/index.ts';
 import type { Catalog, Cluster } from '../../src/core/model/types.ts';
-import type { ActDeps, ActOptions } from '../../src/app/act/executeCommands.ts';
-import type { PassResult } from '../../src/app/runPass.ts';
+import { makeActor, recordActionInStore, type ActDeps, type ActOptions, type ExecutionReport } from '../../src/app/act/executeCommands.ts';
+import { runPass, type PassResult } from '../../src/app/runPass.ts';
+import type { ActuatorSetting } from '../../src/core/disruption/actuatorChoice.ts';
+import type { KarpenterPresence } from '../../src/core/disruption/coexistence.ts';
 import { defaultNodePool } from '../../src/core/input/nodePools.ts';
 import type { NodePool } from '../../src/core/model/types.ts';
 import type { Decision } from '../../src/core/plan.ts';
@@ -172,6 +174,17 @@ interface FakeInstance {
   readonly type: string;
   readonly zone: string;
   readonly launchTime: Date;
+  /** Eventual consistency: DescribeInstances and TerminateInstances do not know it before this time (fake clock). */
+  readonly visibleAt?: number;
+}
+
+/**
+ * A fault `FakeEc2.fault` injects into one call: the error is thrown before the call has any effect, or
+ * (`after`) once it has had its effect (the answer lost, e.g. a client timeout).
+ */
+export interface Ec2Fault {
+  readonly error: Error;
+  readonly after?: boolean;
 }
 
 const notFound = (id: string): Error =>
@@ -198,6 +211,15 @@ export class FakeEc2 {
   onLaunch: ((instanceId: string) => void) | undefined;
   /** Called before each instance is terminated (the world checks what is still bound to it). */
   onTerminate: ((instanceId: string) => void) | undefined;
+  /** The clock of launch times and of `describeLagMs`. Default: every launch at T0, no lag. */
+  clock: (() => number) | undefined;
+  /**
+   * Eventual consistency: for this long after its launch (on `clock`), an instance is unknown to
+   * DescribeInstances (by id: InvalidInstanceID.NotFound; by filter: not listed) and to TerminateInstances.
+   */
+  describeLagMs = 0;
+  /** Decides, per call (the command's name, e.g. `CreateFleetCommand`, and its input), a fault to inject. */
+  fault: ((command: string, input: unknown) => Ec2Fault | undefined) | undefined;
   /**
    * Launch templates by id and by name. One not listed here is answered as a well-formed template of
    * `clusterName` (tagged as the IAM policy wants), so tests that are not about templates need none.
@@ -222,6 +244,7 @@ export class FakeEc2 {
     };
     const sdkTags = (tags: Record<string, string>) => Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
     this.mock.on(DescribeLaunchTemplatesCommand).callsFake(async (input: { LaunchTemplateIds?: string[]; LaunchTemplateNames?: string[] }) => {
+      await this.faulty('DescribeLaunchTemplatesCommand', input, () => undefined);
       const key = input.LaunchTemplateIds?.[0] ?? input.LaunchTemplateNames?.[0] ?? '';
       const found = template(key);
       if (found === undefined) {
@@ -248,60 +271,82 @@ export class FakeEc2 {
               ],
       };
     });
-    this.mock.on(DescribeSubnetsCommand).callsFake(async (input: { SubnetIds?: string[] }) => ({
-      Subnets: (input.SubnetIds ?? []).map((id) => ({ SubnetId: id, AvailabilityZone: id === 'subnet-a' ? 'us-east-1a' : 'us-east-1b' })),
-    }));
-    this.mock.on(DescribeInstancesCommand).callsFake(async (input: { InstanceIds?: string[]; Filters?: Filter[] }) => {
-      let found: FakeInstance[];
-      if (input.InstanceIds !== undefined) {
-        found = input.InstanceIds.map((id) => {
-          const instance = this.instances.get(id);
-          if (instance === undefined) throw notFound(id);
-          return instance;
-        });
-      } else {
-        found = [...this.instances.values()].filter((i) => (input.Filters ?? []).every((f) => matchesFilter(i, f)));
-      }
-      return { Reservations: found.length === 0 ? [] : [{ Instances: found.map(toSdk) }] };
-    });
-    this.mock.on(CreateFleetCommand).callsFake(async (input: CreateFleetCommandInput) => {
-      this.fleetRequests.push(input);
-      const replay = input.ClientToken === undefined ? undefined : this.byToken.get(input.ClientToken);
-      if (replay !== undefined) return fleetAnswer(this.instances.get(replay)!);
-      if (this.fleetErrors !== undefined) {
-        return {
-          Instances: [],
-          Errors: this.fleetErrors.map((e) => ({ ...e, Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large' } } })),
-        };
-      }
-      const override = input.LaunchTemplateConfigs?.[0]?.Overrides?.[0];
-      const tags = Object.fromEntries((input.TagSpecifications?.[0]?.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
-      this.seq += 1;
-      const instance: FakeInstance = {
-        id: `i-0replacement${String(this.seq).padStart(5, '0')}`,
-        state: 'pending',
-        tags,
-        type: String(override?.InstanceType ?? 'm5.large'),
-        zone: override?.SubnetId === 'subnet-b' ? 'us-east-1b' : 'us-east-1a',
-        launchTime: new Date(T0),
+    this.mock.on(DescribeSubnetsCommand).callsFake(async (input: { SubnetIds?: string[] }) =>
+      this.faulty('DescribeSubnetsCommand', input, () => ({
+        Subnets: (input.SubnetIds ?? []).map((id) => ({ SubnetId: id, AvailabilityZone: id === 'subnet-a' ? 'us-east-1a' : 'us-east-1b' })),
+      })),
+    );
+    this.mock.on(DescribeInstancesCommand).callsFake(async (input: { InstanceIds?: string[]; Filters?: Filter[] }) =>
+      this.faulty('DescribeInstancesCommand', input, () => {
+        let found: FakeInstance[];
+        if (input.InstanceIds !== undefined) {
+          found = input.InstanceIds.map((id) => {
+            const instance = this.instances.get(id);
+            if (instance === undefined || !this.visible(instance)) throw notFound(id);
+            return instance;
+          });
+        } else {
+          found = [...this.instances.values()].filter((i) => this.visible(i) && (input.Filters ?? []).every((f) => matchesFilter(i, f)));
+        }
+        return { Reservations: found.length === 0 ? [] : [{ Instances: found.map(toSdk) }] };
+      }),
+    );
+    this.mock.on(CreateFleetCommand).callsFake(async (input: CreateFleetCommandInput) => this.faulty('CreateFleetCommand', input, () => this.createFleet(input)));
+    this.mock.on(TerminateInstancesCommand).callsFake(async (input: { InstanceIds?: string[] }) => this.faulty('TerminateInstancesCommand', input, () => this.terminateInstances(input)));
+  }
+
+  private createFleet(input: CreateFleetCommandInput) {
+    this.fleetRequests.push(input);
+    const replay = input.ClientToken === undefined ? undefined : this.byToken.get(input.ClientToken);
+    if (replay !== undefined) return fleetAnswer(this.instances.get(replay)!);
+    if (this.fleetErrors !== undefined) {
+      return {
+        Instances: [],
+        Errors: this.fleetErrors.map((e) => ({ ...e, Lifecycle: 'on-demand', LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large' } } })),
       };
-      this.instances.set(instance.id, instance);
-      if (input.ClientToken !== undefined) this.byToken.set(input.ClientToken, instance.id);
-      this.onLaunch?.(instance.id);
-      return fleetAnswer(instance);
+    }
+    const override = input.LaunchTemplateConfigs?.[0]?.Overrides?.[0];
+    const tags = Object.fromEntries((input.TagSpecifications?.[0]?.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
+    this.seq += 1;
+    const instance: FakeInstance = {
+      id: `i-0replacement${String(this.seq).padStart(5, '0')}`,
+      state: 'pending',
+      tags,
+      type: String(override?.InstanceType ?? 'm5.large'),
+      zone: override?.SubnetId === 'subnet-b' ? 'us-east-1b' : 'us-east-1a',
+      launchTime: new Date(this.clock?.() ?? T0),
+      ...(this.clock === undefined || this.describeLagMs <= 0 ? {} : { visibleAt: this.clock() + this.describeLagMs }),
+    };
+    this.instances.set(instance.id, instance);
+    if (input.ClientToken !== undefined) this.byToken.set(input.ClientToken, instance.id);
+    this.onLaunch?.(instance.id);
+    return fleetAnswer(instance);
+  }
+
+  private terminateInstances(input: { InstanceIds?: string[] }) {
+    const changes = (input.InstanceIds ?? []).map((id) => {
+      const instance = this.instances.get(id);
+      if (instance === undefined || !this.visible(instance)) throw notFound(id);
+      this.terminateCalls.push(id);
+      this.onTerminate?.(id);
+      const previous = instance.state;
+      instance.state = 'shutting-down';
+      return { InstanceId: id, PreviousState: { Name: previous }, CurrentState: { Name: 'shutting-down' } };
     });
-    this.mock.on(TerminateInstancesCommand).callsFake(async (input: { InstanceIds?: string[] }) => {
-      const changes = (input.InstanceIds ?? []).map((id) => {
-        const instance = this.instances.get(id);
-        if (instance === undefined) throw notFound(id);
-        this.terminateCalls.push(id);
-        this.onTerminate?.(id);
-        const previous = instance.state;
-        instance.state = 'shutting-down';
-        return { InstanceId: id, PreviousState: { Name: previous }, CurrentState: { Name: 'shutting-down' } };
-      });
-      return { TerminatingInstances: changes };
-    });
+    return { TerminatingInstances: changes };
+  }
+
+  /** Whether EC2's reads already know the instance (eventual consistency, `describeLagMs`). */
+  visible(instance: FakeInstance): boolean {
+    return instance.visibleAt === undefined || this.clock === undefined || this.clock() >= instance.visibleAt;
+  }
+
+  private async faulty<T>(command: string, input: unknown, call: () => T): Promise<T> {
+    const fault = this.fault?.(command, input);
+    if (fault !== undefined && fault.after !== true) throw fault.error;
+    const result = call();
+    if (fault !== undefined) throw fault.error;
+    return result;
   }
 
   /** An instance Karpenter launched for an existing node (none of our tags). */
@@ -376,6 +421,8 @@ export interface World {
   readonly tableName: string;
   readonly dbClient: LocalDynamo['client'];
   readonly clock: Clock;
+  /** The NodePool the world acts on (what `deps().loadNodePools` and `readWorld` answer). */
+  readonly pool: NodePool;
   /** Times `onAction` was told about. */
   readonly actions: number[];
   /** Pods that counted (workload pods) still bound to an instance's node when it was terminated: must stay empty. */
@@ -404,6 +451,8 @@ export interface WorldOptions {
    * gets a NodeClaim bound to it, the pool acts through NodeClaims, SPARE included.
    */
   readonly karpenter?: Omit<FakeKarpenterOptions, 'now'>;
+  /** The NodePool the world acts on. Default POOL (ec2), KARPENTER_POOL (with `karpenter`). */
+  readonly pool?: NodePool;
 }
 
 export async function startWorld(db: LocalDynamo, given: readonly unknown[], options: WorldOptions = {}): Promise<World> {
@@ -433,7 +482,7 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
   const kubeConfig = kubeConfigFromEndpoint({ server: api.url, caData: api.caData, token: api.token });
   const live = new LiveClusterSource(kubeConfig);
   const nodeClaims = new KubeNodeClaims(kubeConfig);
-  const pool = options.karpenter === undefined ? POOL : KARPENTER_POOL;
+  const pool = options.pool ?? (options.karpenter === undefined ? POOL : KARPENTER_POOL);
   const actions: number[] = [];
   const terminatedWithPods: { instanceId: string; pods: string[] }[] = [];
   ec2.onTerminate = (instanceId) => {
@@ -460,6 +509,7 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
     tableName,
     dbClient: db.client,
     clock,
+    pool,
     actions,
     terminatedWithPods,
     deps(budgetMs, overrides = {}) {
@@ -514,6 +564,72 @@ export class CrashingStore implements StateStore {
     if (this.puts >= this.crashAt) throw new Error(`simulated crash before recording put #${this.puts} (step ${cmd.step})`);
     return this.inner.putCommand(cmd, expectedVersion);
   };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A whole pass
+
+export interface FullPassOptions {
+  /** The lease owner (unique per invocation, as the Lambda's request id and nonce). */
+  readonly owner: string;
+  /** The invocation's remaining time when it starts. */
+  readonly budgetMs: number;
+  readonly act?: ActOptions;
+  /** `ACTUATOR`; default `auto`. */
+  readonly actuator?: ActuatorSetting;
+  /** `KARPENTER`; default `auto`. */
+  readonly karpenterPresence?: KarpenterPresence;
+  readonly leaseTtlMs?: number;
+  /** Command ids derived from the decision (as in production) instead of the world's `cmd-N`. Default true. */
+  readonly derivedCommandIds?: boolean;
+}
+
+export interface FullPassResult {
+  readonly result?: PassResult;
+  /** What the pass threw (the handler logs it and goes on). */
+  readonly error?: unknown;
+  readonly report: ExecutionReport;
+}
+
+/**
+ * One real pass as the Lambda runs it (handlers/pass.ts, wiring.ts): `runPass` takes the lease, resumes
+ * unfinished commands, reads the live cluster, plans, saves, and the executor starts and drives this
+ * pass's decisions; the action time goes to the store (stabilization window) and the lease is renewed
+ * while acting. A pass that throws is reported, not rethrown.
+ */
+export async function fullPass(w: World, o: FullPassOptions): Promise<FullPassResult> {
+  const leaseTtlMs = o.leaseTtlMs ?? 10 * 60_000;
+  const base = w.deps(o.budgetMs, {
+    onAction: recordActionInStore(w.store),
+    renewLease: () => w.store.renewLease(o.owner, w.clock.nowMs, leaseTtlMs),
+  });
+  const deps: ActDeps = o.derivedCommandIds === false ? base : { ...base, newCommandId: undefined };
+  const actor = makeActor(deps, o.act ?? FAST);
+  try {
+    const result = await runPass(
+      {
+        readCluster: () => w.cluster(),
+        loadCatalog: async () => ({ catalog: await catalog(), warnings: [] }),
+        loadNodePools: async () => [w.pool],
+        state: w.store,
+      },
+      {
+        nowMs: w.clock.nowMs,
+        gates: { spotToSpotConsolidation: false },
+        dryRun: false,
+        persistState: false,
+        scope: 'all',
+        owner: o.owner,
+        leaseTtlMs,
+        ...(o.karpenterPresence === undefined ? {} : { karpenterPresence: o.karpenterPresence }),
+        ...(o.actuator === undefined ? {} : { actuator: o.actuator }),
+      },
+      actor,
+    );
+    return { result, report: actor.report() };
+  } catch (error) {
+    return { error, report: actor.report() };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------

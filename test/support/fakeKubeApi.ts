@@ -24,7 +24,14 @@
 //   `preconditions.uid`/`resourceVersion` in the DeleteOptions body must match (409 otherwise);
 // - failures injected per request (`fail`), e.g. a 500 on pods or a 410 on a continue token;
 // - hooks run before each authorised request (`beforeRequest`), so a controller stand-in (see
-//   fakeKarpenter.ts) can catch up with the test's clock before the request sees the store.
+//   fakeKarpenter.ts) can catch up with the test's clock before the request sees the store, and after
+//   each request is answered (`afterRequest`);
+// - failures decided per request by a function (`failWith`): a Status answer instead of serving, or a
+//   dropped connection (a client timeout) either before the request is served or after it was served
+//   (the write done, its answer lost);
+// - graceful pod termination when asked for (`setPodTermination`): a deleted or evicted pod keeps a
+//   `deletionTimestamp` of now + its grace period and stays Terminating until then (as the kubelet
+//   takes that long to confirm), then goes; without it, a pod without finalizers goes at once.
 // Every answer that is not a success is a `Status` object like the real API's. Timestamps the server
 // writes (creationTimestamp, deletionTimestamp) come from `now` (the test's clock when given).
 import { execFile } from 'node:child_process';
@@ -88,6 +95,11 @@ export interface FailureRule {
   times?: number;
 }
 
+/** What `failWith` makes of a request: a Status answer, or a connection dropped before or after serving it. */
+export type InjectedFailure =
+  | { readonly status: number; readonly reason?: string; readonly message?: string }
+  | { readonly drop: 'before' | 'after' };
+
 export interface FakeKubeApi {
   /** `https://127.0.0.1:<port>` */
   readonly url: string;
@@ -115,6 +127,25 @@ export interface FakeKubeApi {
   evictPod(namespace: string, name: string, uid?: string): EvictionOutcome;
   /** Starts serving karpenter.sh/v1 nodepools and nodeclaims (as installing Karpenter's CRDs would). */
   installKarpenterCrds(): void;
+  /**
+   * Runs `hook` after each authorised request was answered (`request.status` set; a dropped connection
+   * has status 0). Returns a function that removes the hook.
+   */
+  afterRequest(hook: (request: RecordedRequest) => void): () => void;
+  /**
+   * Decides, for each authorised request (after the `beforeRequest` hooks, before the `fail` rules),
+   * whether it fails and how: a Status answer, or a dropped connection before or after serving it.
+   * Undefined from `decide` serves the request. Returns a function that removes the decider.
+   */
+  failWith(decide: (request: RecordedRequest) => InjectedFailure | undefined): () => void;
+  /**
+   * Graceful pod deletion: `graceMs(pod)` (> 0) keeps a deleted or evicted pod Terminating, with
+   * `deletionTimestamp` now + grace, until the server's clock passes it (checked before each request, or
+   * with `reapTerminatedPods`). Undefined: pods without finalizers go at once (the default).
+   */
+  setPodTermination(graceMs: ((pod: Json) => number) | undefined): void;
+  /** Removes Terminating pods (without finalizers) whose deletionTimestamp has passed; returns their keys. */
+  reapTerminatedPods(): string[];
   /** Replaces the clock used for the timestamps the server writes. */
   setClock(now: () => number): void;
   close(): Promise<void>;
@@ -162,6 +193,8 @@ function resourceFor(apiVersion: string, plural: string): ResourceInfo | undefin
 export class FakeStore {
   private readonly objects = new Map<string, Map<string, Json>>();
   private revision = 1;
+  /** The store's revision at the last change of each kind. */
+  private readonly changedAt = new Map<string, number>();
 
   constructor(initial: readonly unknown[] = []) {
     for (const object of initial) this.put(object);
@@ -170,6 +203,25 @@ export class FakeStore {
   /** The current resourceVersion of the whole store. */
   get resourceVersion(): string {
     return String(this.revision);
+  }
+
+  /**
+   * When any of `kinds` last changed (a put or a delete), as one comparable string: a controller that
+   * reads only these kinds can skip its work while it stays the same.
+   */
+  versionOf(...kinds: string[]): string {
+    return kinds.map((k) => this.changedAt.get(k) ?? 0).join('.');
+  }
+
+  /**
+   * The stored objects of a kind, sorted as `list` sorts them, without copying: for readers that never
+   * change what they get (write through `put`, with a copy).
+   */
+  peek(kind: string, namespace?: string): readonly Json[] {
+    return [...this.table(kind).entries()]
+      .filter(([, o]) => namespace === undefined || metadataOf(o)['namespace'] === namespace)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, o]) => o);
   }
 
   /** Adds or replaces an object (a deep copy). Unknown kinds are rejected. */
@@ -186,6 +238,7 @@ export class FakeStore {
     if (!info.namespaced) delete metadata['namespace'];
     if (typeof metadata['uid'] !== 'string') metadata['uid'] = randomUUID();
     this.revision += 1;
+    this.changedAt.set(info.kind, this.revision);
     metadata['resourceVersion'] = String(this.revision);
     this.table(info.kind).set(key(metadata), copy);
     return copy;
@@ -211,7 +264,10 @@ export class FakeStore {
   /** Removes an object; true when it was there. */
   delete(kind: string, name: string, namespace?: string): boolean {
     const removed = this.table(kind).delete(key({ name, namespace: byKind.get(kind)?.namespaced ? namespace ?? 'default' : undefined }));
-    if (removed) this.revision += 1;
+    if (removed) {
+      this.revision += 1;
+      this.changedAt.set(kind, this.revision);
+    }
     return removed;
   }
 
@@ -312,6 +368,9 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
   const failures: FailureRule[] = [];
   let evictionPolicy: EvictionPolicy = options.evictionPolicy ?? 'allow';
   const hooks: ((request: RecordedRequest) => void)[] = [];
+  const afterHooks: ((request: RecordedRequest) => void)[] = [];
+  const deciders: ((request: RecordedRequest) => InjectedFailure | undefined)[] = [];
+  let podTermination: ((pod: Json) => number) | undefined;
   let clock = options.now ?? Date.now;
   // A cluster has Karpenter's CRDs when told so, or when it was seeded with their objects.
   let karpenterServed = options.karpenterCrds ?? (options.objects ?? []).some((o) => isJson(o) && byKind.get(String(o['kind']))?.karpenter === true);
@@ -338,13 +397,32 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
       status: 0,
     };
     requests.push(record);
+    let dropAnswer = false;
     const reply = (code: number, body: unknown): void => {
-      record.status = code;
-      send(res, code, body);
+      if (dropAnswer) {
+        // Served, but the client never hears back (its timeout): the connection goes without an answer.
+        record.status = 0;
+        res.destroy();
+      } else {
+        record.status = code;
+        send(res, code, body);
+      }
+      for (const hook of [...afterHooks]) hook(record);
     };
 
     if (!authorize(presented)) return reply(401, status(401, 'Unauthorized', 'Unauthorized'));
+    if (podTermination !== undefined) reapTerminatedPods();
     for (const hook of [...hooks]) hook(record);
+    for (const decide of [...deciders]) {
+      const injected = decide(record);
+      if (injected === undefined) continue;
+      if ('drop' in injected) {
+        dropAnswer = true;
+        if (injected.drop === 'before') return reply(0, undefined);
+        break;
+      }
+      return reply(injected.status, status(injected.status, injected.reason ?? reasonFor(injected.status), injected.message ?? 'injected failure'));
+    }
     const failure = failures.find((rule) => matches(rule, record));
     if (failure !== undefined) {
       failure.times = (failure.times ?? 1) - 1;
@@ -388,7 +466,8 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
 
   function listAnswer(info: ResourceInfo, namespace: string | undefined, query: Record<string, string>): Json {
     const byField = query['fieldSelector'] !== undefined && query['fieldSelector'] !== '' ? fieldSelector(query['fieldSelector']) : undefined;
-    let items = store.list(info.kind, namespace, byField);
+    // Not copied: the answer is serialized at once.
+    let items = store.peek(info.kind, namespace).filter((o) => byField === undefined || byField(o));
     if (query['labelSelector'] !== undefined && query['labelSelector'] !== '') {
       const test = labelSelector(query['labelSelector']);
       items = items.filter((o) => test(labelsOf(o)));
@@ -438,6 +517,10 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     const conflict = preconditionFailure(current, body);
     if (conflict !== undefined) return [409, conflict];
     const meta = metadataOf(current);
+    if (info.kind === 'Pod') {
+      const terminating = terminatePod(current);
+      if (terminating !== undefined) return [200, terminating];
+    }
     const result = store.deleteGracefully(info.kind, String(meta['name']), meta['namespace'] as string | undefined, timestamp());
     if (result === undefined) return [404, status(404, 'NotFound', `${info.plural} "${String(meta['name'])}" not found`)];
     // Custom resources answer an immediate deletion with a Status; built-in kinds with the object.
@@ -454,8 +537,35 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     if (decision === 'notFound') return 'notFound';
     if (decision === 'blockByPdb') return 'blockedByPdb';
     if (uid !== undefined && uid !== metadataOf(pod)['uid']) return 'conflict';
-    store.deleteGracefully('Pod', name, namespace, timestamp());
+    if (terminatePod(pod) === undefined) store.deleteGracefully('Pod', name, namespace, timestamp());
     return 'evicted';
+  }
+
+  /**
+   * With `setPodTermination`: the pod stays Terminating until now + its grace period (a pod already
+   * terminating keeps its deadline). Returns the pod as stored, or undefined when it is deleted the
+   * ordinary way (no termination set, or no grace).
+   */
+  function terminatePod(pod: Json): Json | undefined {
+    if (podTermination === undefined) return undefined;
+    const meta = metadataOf(pod);
+    if (typeof meta['deletionTimestamp'] === 'string') return pod;
+    const graceMs = podTermination(pod);
+    if (!(graceMs > 0)) return undefined;
+    const next = structuredClone(pod);
+    metadataOf(next)['deletionTimestamp'] = new Date(clock() + graceMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    metadataOf(next)['deletionGracePeriodSeconds'] = Math.ceil(graceMs / 1000);
+    return store.put(next);
+  }
+
+  function reapTerminatedPods(): string[] {
+    const now = clock();
+    const due = store.list('Pod', undefined, (p) => {
+      const at = Date.parse(String(metadataOf(p)['deletionTimestamp'] ?? ''));
+      return !Number.isNaN(at) && at <= now && finalizersOf(p).length === 0;
+    });
+    for (const pod of due) store.delete('Pod', String(metadataOf(pod)['name']), String(metadataOf(pod)['namespace']));
+    return due.map((p) => `${String(metadataOf(p)['namespace'])}/${String(metadataOf(p)['name'])}`);
   }
 
   function evict(namespace: string, name: string, body: unknown): [number, unknown] {
@@ -587,6 +697,24 @@ export async function startFakeKubeApi(options: FakeKubeApiOptions = {}): Promis
     installKarpenterCrds: () => {
       karpenterServed = true;
     },
+    afterRequest: (hook) => {
+      afterHooks.push(hook);
+      return () => {
+        const at = afterHooks.indexOf(hook);
+        if (at >= 0) afterHooks.splice(at, 1);
+      };
+    },
+    failWith: (decide) => {
+      deciders.push(decide);
+      return () => {
+        const at = deciders.indexOf(decide);
+        if (at >= 0) deciders.splice(at, 1);
+      };
+    },
+    setPodTermination: (graceMs) => {
+      podTermination = graceMs;
+    },
+    reapTerminatedPods,
     setClock: (now) => {
       clock = now;
     },

@@ -43,6 +43,7 @@ import type { Capacity, OldNode, ReplacementStatus } from './capacity/types.ts';
 import { initialized } from './capacity/initialized.ts';
 import { addError, eventKey, eventSent, formatDetail, listPods, parseDetail, rememberEvent, type CommandDetail } from './commandDetail.ts';
 import { podDisposition, podKey, podsThatCount } from './drain.ts';
+import { largestFirst } from '../../core/scheduling/simulator.ts';
 import type { Proof } from '../../core/disruption/proveCommand.ts';
 import type { ActDeps, CommandReport, ResolvedActOptions, StopReason } from './types.ts';
 
@@ -446,7 +447,7 @@ export class CommandRunner {
       await this.ensureTime();
       await deps.nodes.taintAndCordon(node.name, this.taint, { ...(node.uid === undefined ? {} : { uid: node.uid }), commandId: this.cmd.id });
       const evictedBefore = this.evicted;
-      const left = await this.drainNode(node.name, node.ready && initialized(node) ? undefined : { nowMs: this.now() });
+      const left = await this.drainNodes([node.name], node.ready && initialized(node) ? undefined : { nowMs: this.now() });
       if (left.length > 0) {
         const before = this.detail.waitingFor?.join(',');
         setList(this.detail, 'waitingFor', listPods(left.map(podKey).sort()));
@@ -513,12 +514,11 @@ export class CommandRunner {
     const remaining: string[] = [];
     const blocked: string[] = [];
     const evictedBefore = this.evicted;
-    for (const node of this.liveNodes()) {
-      if ((await this.identify(node)) === undefined) continue;
-      const result = await this.drainNode(node, undefined);
-      remaining.push(...result.map(podKey));
-      blocked.push(...this.lastBlocked);
-    }
+    const draining: string[] = [];
+    for (const node of this.liveNodes()) if ((await this.identify(node)) !== undefined) draining.push(node);
+    const result = await this.drainNodes(draining, undefined);
+    remaining.push(...result.map(podKey));
+    blocked.push(...this.lastBlocked);
     const evicted = this.evicted - evictedBefore;
     this.blocked = blocked.length;
     this.remainingPods = remaining.length;
@@ -535,25 +535,40 @@ export class CommandRunner {
     return remaining.length === 0;
   }
 
-  /** Pods a PDB refused in the last `drainNode`. */
+  /** Pods a PDB (or any refusal) kept in the last `drainNodes`. */
   private lastBlocked: string[] = [];
 
   /**
-   * One eviction round on one node (an old node, or a replacement during a rollback); returns the
-   * pods that still count after it. Events say what blocks it, once per command.
+   * One eviction round on a set of nodes (the old nodes, or a replacement during a rollback); returns
+   * the pods that still count after it. Events say what blocks it, once per command.
+   *
+   * Pods are evicted largest first, across the nodes, in the order the plan and the proof placed them
+   * (core/scheduling/simulator.ts), and a pod that cannot leave yet holds back every smaller one: the
+   * room the plan kept for it elsewhere must not be taken by smaller pods kube-scheduler places first
+   * (a PodDisruptionBudget pacing one large pod would otherwise strand it Pending).
    */
-  private async drainNode(node: string, notReady: { nowMs: number } | undefined): Promise<readonly Pod[]> {
+  private async drainNodes(names: readonly string[], notReady: { nowMs: number } | undefined): Promise<readonly Pod[]> {
     const { nodes } = this.ctx.deps;
-    let pods = await nodes.listPodsOnNode(node);
-    let evictedHere = 0;
+    const listed = new Map<string, readonly Pod[]>();
+    for (const node of names) listed.set(node, await nodes.listPodsOnNode(node));
     const blockedHere: string[] = [];
     const failedHere: string[] = [];
-    const protectedHere: string[] = [];
+    const heldHere: string[] = [];
+    const protectedOn = new Map<string, string[]>();
+    const evictedOn = new Set<string>();
+    let evictedHere = 0;
+    let waitingFor: Pod | undefined;
+    const order = [...listed.values()].flat().filter((pod) => {
+      const disposition = podDisposition(pod);
+      if (disposition === 'protected') protectedOn.set(pod.nodeName ?? '', [...(protectedOn.get(pod.nodeName ?? '') ?? []), podKey(pod)]);
+      return disposition === 'evict';
+    });
     try {
-      for (const pod of pods) {
-        const disposition = podDisposition(pod);
-        if (disposition === 'protected') protectedHere.push(podKey(pod));
-        if (disposition !== 'evict') continue;
+      for (const pod of order.sort(largestFirst)) {
+        if (waitingFor !== undefined && largestFirst(waitingFor, pod) < 0 && !sameSize(waitingFor, pod)) {
+          heldHere.push(podKey(pod));
+          continue;
+        }
         await this.ensureTime();
         let result;
         try {
@@ -563,10 +578,16 @@ export class CommandRunner {
           // timeout (Karpenter bounds its whole drain the same way, whatever the error): a pod under two
           // PDBs (500), a webhook that refuses evictions (403, 400), missing RBAC.
           failedHere.push(`${podKey(pod)} (${message(error)})`);
+          waitingFor ??= pod;
           continue;
         }
-        if (result === 'evicted') evictedHere += 1;
-        else if (result === 'blockedByPdb') blockedHere.push(podKey(pod));
+        if (result === 'evicted') {
+          evictedHere += 1;
+          evictedOn.add(pod.nodeName ?? '');
+        } else if (result === 'blockedByPdb') {
+          blockedHere.push(podKey(pod));
+          waitingFor ??= pod;
+        }
       }
     } finally {
       // Even when the round is cut short (time, an error), what was evicted is counted.
@@ -574,27 +595,30 @@ export class CommandRunner {
       this.detail.evicted = (this.detail.evicted ?? 0) + evictedHere;
     }
     // Evicted pods take their grace period to go; a second look tells which have already left.
-    if (evictedHere > 0) pods = await nodes.listPodsOnNode(node);
+    for (const node of names) if (evictedOn.has(node)) listed.set(node, await nodes.listPodsOnNode(node));
     this.lastBlocked = [...blockedHere, ...failedHere.map((f) => f.slice(0, f.indexOf(' (')))];
+    const where = names.length === 1 ? names[0]! : names.join(', ');
+    const eventNode = (keys: readonly string[]) => order.find((p) => keys.includes(podKey(p)))?.nodeName ?? names[0]!;
     if (failedHere.length > 0) {
-      this.noteError(`evictions refused on ${node}: ${failedHere.sort().slice(0, 3).join('; ')}${failedHere.length > 3 ? ` and ${failedHere.length - 3} more` : ''}`);
-      await this.emit(node, 'DisruptionBlocked', `Cannot drain the node yet: the Eviction API refuses ${failedHere.sort().join(', ')}; retrying until the drain timeout (command ${this.cmd.id})`, 'Warning');
+      this.noteError(`evictions refused on ${where}: ${failedHere.sort().slice(0, 3).join('; ')}${failedHere.length > 3 ? ` and ${failedHere.length - 3} more` : ''}`);
+      const keys = failedHere.map((f) => f.slice(0, f.indexOf(' (')));
+      await this.emit(eventNode(keys), 'DisruptionBlocked', `Cannot drain the node yet: the Eviction API refuses ${failedHere.sort().join(', ')}; retrying until the drain timeout (command ${this.cmd.id})`, 'Warning');
     }
     if (blockedHere.length > 0) {
       await this.emit(
-        node,
+        eventNode(blockedHere),
         'DisruptionBlocked',
-        `Cannot drain the node yet: a PodDisruptionBudget refuses to evict ${blockedHere.sort().join(', ')}; retrying later (command ${this.cmd.id})`,
+        `Cannot drain the node yet: a PodDisruptionBudget refuses to evict ${blockedHere.sort().join(', ')}; retrying later${heldHere.length > 0 ? `, and ${heldHere.length} smaller pod(s) wait so as not to take its place` : ''} (command ${this.cmd.id})`,
       );
     }
-    if (protectedHere.length > 0) {
+    for (const [node, keys] of protectedOn) {
       await this.emit(
-        node,
+        node === '' ? names[0]! : node,
         'DisruptionBlocked',
-        `Cannot drain the node yet: ${protectedHere.sort().join(', ')} has karpenter.sh/do-not-disrupt or no controller that would recreate it (command ${this.cmd.id})`,
+        `Cannot drain the node yet: ${keys.sort().join(', ')} has karpenter.sh/do-not-disrupt or no controller that would recreate it (command ${this.cmd.id})`,
       );
     }
-    return podsThatCount(pods, notReady);
+    return [...listed.values()].flatMap((pods) => podsThatCount(pods, notReady));
   }
 
   /**
@@ -810,6 +834,11 @@ function setList(detail: CommandDetail, key: 'blocked' | 'waitingFor', values: s
 function describeTypes(types: readonly string[]): string {
   if (types.length === 0) return 'no type';
   return types.length === 1 ? types[0]! : `${types[0]} or one of ${types.length - 1} other type(s)`;
+}
+
+/** Two pods whose requests are the same for the placement (cpu and memory): either may take the other's room. */
+function sameSize(a: Pod, b: Pod): boolean {
+  return (a.requests['cpu'] ?? 0) === (b.requests['cpu'] ?? 0) && (a.requests['memory'] ?? 0) === (b.requests['memory'] ?? 0);
 }
 
 export function minutes(ms: number): string {

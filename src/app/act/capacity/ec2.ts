@@ -34,6 +34,10 @@ export function ec2Capacity(instances: InstanceLauncher, nodes: NodeOperations):
         return lookup.ready && initialized(lookup.node) ? { state: 'initialized', node: lookup.node, instanceId } : { state: 'pending', node: lookup.node, instanceId };
       }
       const state = await instances.describe(instanceId);
+      // EC2 is eventually consistent: an instance CreateFleet just returned may be unknown to
+      // DescribeInstances for a while. Before it ever registered, "unknown" means "not yet": the Ready
+      // timeout bounds the wait (and a rollback after it finds the instance known by then).
+      if (state === 'notFound' && launched.nodeName === undefined) return { state: 'pending', instanceId };
       if (GONE_STATES.has(state)) return { state: 'failed', why: `the instance ${instanceId} is ${state === 'notFound' ? 'unknown to EC2' : state}` };
       return { state: 'pending', instanceId };
     },
