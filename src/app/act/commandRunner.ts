@@ -351,6 +351,7 @@ export class CommandRunner {
     }
     if (ready.length === specs.length) {
       this.detail.note = `replacement${ready.length > 1 ? 's' : ''} ${ready.map((l) => `${l.nodeName} (${l.ref})`).join(', ')} ready`;
+      this.detail.progressAt = this.clock();
       await this.record({ step: 'replacementReady', launched: ready });
       return true;
     }
@@ -452,7 +453,8 @@ export class CommandRunner {
         const before = this.detail.waitingFor?.join(',');
         setList(this.detail, 'waitingFor', listPods(left.map(podKey).sort()));
         if (this.detail.waitingFor?.join(',') !== before || this.evicted > evictedBefore) this.detail.progressAt = this.clock();
-        if (this.clock() - (this.detail.progressAt ?? this.cmd.updatedAt) >= this.ctx.options.drainTimeoutMs) {
+        this.detail.progressAt ??= this.clock();
+        if (this.clock() - this.detail.progressAt >= this.ctx.options.drainTimeoutMs) {
           // The replacement runs pods that will not leave: it stays, as an ordinary node.
           await deps.nodes.untaintAndUncordon(node.name, this.taint.key, node.uid === undefined ? {} : { uid: node.uid });
           return 'kept';
@@ -492,7 +494,14 @@ export class CommandRunner {
 
   /** True (and the command abandoned) when the drain has made no progress for the drain timeout. */
   private async drainStuck(what: string): Promise<boolean> {
-    const since = this.detail.progressAt ?? this.cmd.updatedAt;
+    if (this.detail.progressAt === undefined) {
+      // The wait starts counting now, on the command's clock (`updatedAt` is wall time, and moves with
+      // every write of a waiting command: measured from it, the timeout would never come).
+      this.detail.progressAt = this.clock();
+      await this.record({});
+      return false;
+    }
+    const since = this.detail.progressAt;
     if (this.clock() - since < this.ctx.options.drainTimeoutMs) return false;
     const waiting = this.detail.waitingFor?.length ? ` (still waiting for ${this.detail.waitingFor.join(', ')})` : '';
     await this.abandon(`the drain made no progress for ${minutes(this.ctx.options.drainTimeoutMs)}: ${what}${waiting}`);
