@@ -1,0 +1,244 @@
+// Mutation-testing gaps (npm run mutation) in one invocation's acting (executeCommands.ts): what it
+// does when the store, the lease or the clock say no, how long it waits, and when it tells the
+// stabilization window. Each case asserts what the cluster and the store end up with.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { actOnPass, executePlan, makeActor, recordActionInStore, resumeCommands, type ExecutionReport } from '../../src/app/act/executeCommands.ts';
+import { StateConflictError } from '../../src/core/state/errors.ts';
+import type { StateStore } from '../../src/core/state/ports.ts';
+import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { FAST, POOL, T0, deleteDecision, evictions, instanceIdOf, nodeSpec, passResult, replaceDecision, startWorld, type World } from './harness.ts';
+
+const OLD = 'ip-10-1-1-7.ec2.internal';
+const OLD2 = 'ip-10-2-1-8.ec2.internal';
+const MINUTE = 60_000;
+
+let db: LocalDynamo;
+let world: World | undefined;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.stop();
+});
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+async function start(objects: readonly unknown[] = [kubeNode(OLD), kubePod('default', 'web-1', { node: OLD })]): Promise<World> {
+  world = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), ...objects]);
+  return world;
+}
+
+/** The store, with `listCommands` failing. */
+function unlistable(store: StateStore): StateStore {
+  return new Proxy(store, {
+    get: (target, key) => (key === 'listCommands' ? async () => Promise.reject(new Error('throttled')) : Reflect.get(target, key, target)),
+  });
+}
+
+describe('starting nothing when it cannot be safe', () => {
+  it('a pass without the lease, or whose commands cannot be listed, starts nothing and writes nothing', async () => {
+    const w = await start();
+    const noLease = await executePlan({ ...passResult([deleteDecision([OLD])]), leaseAcquired: false }, w.deps(MINUTE), FAST);
+    expect(noLease).toEqual({ commands: [], skipped: [], errors: [] });
+
+    const blind = await actOnPass(passResult([deleteDecision([OLD]), deleteDecision([OLD2])]), w.deps(MINUTE, { store: unlistable(w.store) }), FAST);
+    expect(blind.skipped).toEqual([
+      { decision: 0, nodes: [OLD], why: 'the stored commands could not be listed' },
+      { decision: 1, nodes: [OLD2], why: 'the stored commands could not be listed' },
+    ]);
+    expect(blind.errors).toEqual(['listing commands: throttled', 'listing commands: throttled']);
+    expect(blind.commands).toEqual([]);
+    expect(w.api.mutatingRequests()).toEqual([]);
+    expect(await w.commands()).toEqual([]);
+  });
+
+  it('a lease lost before a decision starts: that decision and the later ones are skipped', async () => {
+    const w = await start([kubeNode(OLD), kubeNode(OLD2)]);
+    let renewals = 0;
+    const report = await executePlan(
+      passResult([deleteDecision([OLD]), deleteDecision([OLD2])]),
+      // Renewed at every check (leaseRenewEveryMs 0): held for the first decision's start, lost after.
+      w.deps(MINUTE, { renewLease: async () => ++renewals <= 1 }),
+      { ...FAST, leaseRenewEveryMs: 0 },
+    );
+    expect(report.skipped).toEqual([{ decision: 1, nodes: [OLD2], why: 'the pass lease was lost' }]);
+    expect(report.commands.map((c) => [c.nodes, c.stoppedBecause])).toEqual([[[OLD], 'lease']]);
+    expect(nodeSpec(w.api, OLD2)?.taints ?? []).toEqual([]);
+    expect((await w.commands()).map((c) => c.nodes)).toEqual([[OLD]]);
+  });
+
+  it('a lease whose renewal fails is lost: reported, and nothing more is done', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    const report = await executePlan(
+      passResult([deleteDecision([OLD], 'single-node')]),
+      w.deps(10 * MINUTE, {
+        renewLease: async () => {
+          throw new Error('DynamoDB is unreachable');
+        },
+      }),
+      FAST,
+    );
+    expect(report.errors).toEqual(['renewing the lease: DynamoDB is unreachable']);
+    expect(report.commands[0]).toMatchObject({ step: 'evicting', stoppedBecause: 'lease' });
+    // One eviction round, no polling after the lease was lost.
+    expect(evictions(w.api)).toHaveLength(1);
+  });
+
+  it('a decision that fails to start is skipped with its reason; the next one still starts', async () => {
+    const w = await start([kubeNode(OLD), kubeNode(OLD2)]);
+    let ids = 0;
+    const report = await executePlan(
+      passResult([deleteDecision([OLD]), deleteDecision([OLD2])]),
+      w.deps(MINUTE, {
+        newCommandId: () => {
+          ids += 1;
+          if (ids === 1) throw new Error('no entropy');
+          return `cmd-${ids}`;
+        },
+      }),
+      FAST,
+    );
+    expect(report.skipped).toEqual([{ decision: 0, nodes: [OLD], why: 'could not start: no entropy' }]);
+    expect(report.commands.map((c) => [c.id, c.step])).toEqual([['cmd-2', 'done']]);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+  });
+});
+
+describe('waiting', () => {
+  it('polls until the wait budget is spent, then leaves the command to the next pass', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    const report = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(60 * MINUTE), { ...FAST, maxWaitMs: 30_000 });
+    expect(report.commands[0]).toMatchObject({ step: 'evicting', waitingFor: 'pods' });
+    // Three sleeps of 10 s fit in 30 s: four rounds.
+    expect(w.clock.nowMs - T0).toBe(30_000);
+    expect(evictions(w.api)).toHaveLength(4);
+  });
+
+  it('stops polling when the next round would end inside the margin', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    // 75 s of Lambda time, a 30 s margin, 10 s polls: sleeps while 10 s more leave 30 s.
+    await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(75_000), FAST);
+    expect(w.clock.nowMs - T0).toBe(40_000);
+    expect(evictions(w.api)).toHaveLength(5);
+  });
+
+  it('options left undefined keep their defaults', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), { pollIntervalMs: undefined, maxWaitMs: 20_000, marginMs: undefined });
+    // Default poll 10 s within 20 s of waiting.
+    expect(w.clock.nowMs - T0).toBe(20_000);
+  });
+});
+
+describe('one invocation', () => {
+  it('uses the pass\'s NodePools (not read again), and does not wait once every command is done', async () => {
+    const w = await start([kubeNode(OLD), kubeNode(OLD2), kubePod('default', 'web-1', { node: OLD2 })]);
+    w.ec2.onLaunch = (id) => w.registerNode(id, 'ip-10-9-9-9.ec2.internal', true);
+    let reads = 0;
+    const report = await executePlan(
+      passResult([deleteDecision([OLD]), replaceDecision([OLD2])]),
+      w.deps(MINUTE, {
+        loadNodePools: async () => {
+          reads += 1;
+          return [];
+        },
+      }),
+      FAST,
+    );
+    expect(report.commands.map((c) => c.step)).toEqual(['done', 'done']);
+    expect(reads).toBe(0);
+    // Both finished in the first round: no sleep.
+    expect(w.clock.nowMs).toBe(T0);
+  });
+});
+
+describe('the stabilization window', () => {
+  it('is told at the first action and once more at the end with the last one', async () => {
+    const w = await start([kubeNode(OLD), kubePod('default', 'web-1', { node: OLD }), kubePod('default', 'web-2', { node: OLD })]);
+    // web-2 may go only in the second round.
+    let round = 0;
+    w.api.setEvictionPolicy(({ name }) => (name === 'web-2' && round++ === 0 ? 'blockByPdb' : 'allow'));
+    await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(10 * MINUTE), FAST);
+    expect(w.actions).toEqual([T0, T0 + 10_000]);
+  });
+
+  it('a failure to record it is reported, not fatal', async () => {
+    const w = await start([kubeNode(OLD)]);
+    const report = await executePlan(
+      passResult([deleteDecision([OLD])]),
+      w.deps(MINUTE, {
+        onAction: async () => {
+          throw new Error('table is gone');
+        },
+      }),
+      FAST,
+    );
+    expect(report.errors).toEqual(['recording the action time: table is gone']);
+    expect(report.commands[0]).toMatchObject({ step: 'done', terminatedInstances: [instanceIdOf(OLD)] });
+  });
+
+  it('recordActionInStore keeps the latest time, and retries a conflicting write once', async () => {
+    const w = await start([]);
+    const record = recordActionInStore(w.store);
+    await record(T0);
+    await record(T0 - MINUTE); // older: kept as it is
+    expect((await w.store.load(T0)).cluster.lastActionAt).toBe(T0);
+
+    let conflicts = 1;
+    const racing: StateStore = new Proxy(w.store, {
+      get: (target, key) =>
+        key === 'save'
+          ? async (...args: Parameters<StateStore['save']>) => {
+              if (conflicts-- > 0) throw new StateConflictError(['cluster'], 'save');
+              return target.save(...args);
+            }
+          : Reflect.get(target, key, target),
+    });
+    await recordActionInStore(racing)(T0 + MINUTE);
+    expect((await w.store.load(T0)).cluster.lastActionAt).toBe(T0 + MINUTE);
+
+    conflicts = 2;
+    await expect(recordActionInStore(racing)(T0 + 2 * MINUTE)).rejects.toBeInstanceOf(StateConflictError);
+    const failing: StateStore = new Proxy(w.store, {
+      get: (target, key) => (key === 'save' ? async () => Promise.reject(new Error('disk full')) : Reflect.get(target, key, target)),
+    });
+    await expect(recordActionInStore(failing)(T0 + 3 * MINUTE)).rejects.toThrow('disk full');
+  });
+});
+
+describe('the actor runPass drives', () => {
+  it('without a pass result only drives what it resumed, and reports', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), { ...FAST, maxWaitMs: 0 });
+    w.api.setEvictionPolicy('allow');
+    const reports: ExecutionReport[] = [];
+    const actor = makeActor(w.deps(MINUTE), FAST, (r) => reports.push(r));
+    await actor.resume();
+    await actor.act(undefined);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.commands.map((c) => [c.from, c.step])).toEqual([['evicting', 'done']]);
+    expect(actor.report()).toEqual(reports[0]);
+  });
+
+  it('resumed commands without NodePools from the pass read them once; without a reader the pool is unknown', async () => {
+    const w = await start();
+    const first = await executePlan({ ...passResult([replaceDecision([OLD])]), nodePools: undefined }, w.deps(MINUTE, { loadNodePools: undefined }), FAST);
+    expect(first.skipped).toEqual([{ decision: 0, nodes: [OLD], why: 'NodePool "default" of the replacement is not known' }]);
+    let reads = 0;
+    const loadNodePools = async () => {
+      reads += 1;
+      return [POOL];
+    };
+    const report = await executePlan({ ...passResult([replaceDecision([OLD])]), nodePools: undefined }, w.deps(MINUTE, { loadNodePools }), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'launched' });
+    expect(reads).toBe(1);
+  });
+});
