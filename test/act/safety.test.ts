@@ -362,7 +362,7 @@ describe('item 6: drains end', () => {
     const [cmd] = await w.commands();
     expect(cmd?.step).toBe('done');
     expect(w.ec2.terminateCalls).toEqual([instanceIdOf(OLD)]);
-  });
+  }, 120_000);
 
   it('removes our taint when no stored command owns it, and leaves Karpenter\'s alone', async () => {
     const disrupted = [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }];
