@@ -106,8 +106,8 @@ describe('a replacement not registered yet', () => {
       'karpenter.sh/nodepool': 'default',
     });
     expect(second).toMatchObject({ capacityType: 'spot' });
-    expect(second!.zone).toBeUndefined();
-    expect(second!.labels['topology.kubernetes.io/zone']).toBeUndefined();
+    expect(second).not.toHaveProperty('zone');
+    expect(second!.labels).not.toHaveProperty(['topology.kubernetes.io/zone']);
     expect([...v.inFlight].sort()).toEqual(['a', 'replacement-2-of-c1', 'replacement-of-c1']);
     // The pool's daemonset runs on each promised node, and the pod went to the command's own replacement.
     expect(v.cluster.pods.filter((p) => p.isDaemonSetPod).map((p) => p.nodeName)).toEqual(['replacement-of-c1', 'replacement-2-of-c1']);
@@ -119,13 +119,13 @@ describe('a replacement not registered yet', () => {
     const v = view(c, [command({ replacements: [LARGE] })], { nodePools: [nodePool({ name: 'other', templateLabels: { from: 'record' } })], replacementPool: () => 'other' });
     expect(v.cluster.nodes.find((n) => n.name === 'replacement-of-c1')?.labels).toMatchObject({ from: 'record', 'karpenter.sh/nodepool': 'other' });
     const withSpecPool = view(c, [command({ replacements: [{ ...LARGE, nodePool: 'default' }] })], {
-      nodePools: [nodePool({ name: 'default', templateLabels: { from: 'spec' } }), nodePool({ name: 'other' })],
+      nodePools: [nodePool({ name: 'other', templateLabels: { from: 'record' } }), nodePool({ name: 'default', templateLabels: { from: 'spec' } })],
       replacementPool: () => 'other',
     });
     expect(withSpecPool.cluster.nodes.find((n) => n.name === 'replacement-of-c1')?.labels).toMatchObject({ from: 'spec', 'karpenter.sh/nodepool': 'default' });
     const noPool = view(c, [command({ replacements: [LARGE] })], { replacementPool: () => undefined });
     const promised = noPool.cluster.nodes.find((n) => n.name === 'replacement-of-c1')!;
-    expect(promised.labels['karpenter.sh/nodepool']).toBeUndefined();
+    expect(promised.labels).not.toHaveProperty(['karpenter.sh/nodepool']);
     expect(promised.taints).toEqual([]);
     const unknown = view(c, [command({ replacements: [{ ...LARGE, instanceTypes: ['x9.huge', 'm5.large'] }] })]);
     expect(unknown.cluster.nodes.map((n) => n.name)).toEqual(['a']);
@@ -199,6 +199,7 @@ describe('the pods of draining nodes', () => {
     const c = cluster({ nodes: [node({ name: 'a' }), node({ name: 'f' })], pods: [...on('a', huge, pod({ name: 'small' })), ...on('f', pod({ name: 'filler', requests: { cpu: 1000, memory: 1024 ** 3 } }))] });
     const v = view(c, [command({})]);
     expect(v.unplaced.map((p) => p.name)).toEqual(['huge']);
+    expect([...v.nominated]).toEqual([['f', 'c1']]);
     const pending = where(v.cluster, 'huge')!;
     expect(pending.nodeName).toBeUndefined();
     expect(pending.phase).toBe('Pending');
@@ -213,5 +214,27 @@ describe('the pods of draining nodes', () => {
     expect(v.unplaced).toEqual([]);
     expect(v.cluster.pods).toEqual(c.pods);
     expect([...v.inFlight]).toEqual(['a']);
+  });
+});
+
+describe('several replacements, several commands', () => {
+  it('each replacement is found by its own index: both registered are in flight, one not registered is promised', () => {
+    const c = cluster({ nodes: [node({ name: 'a' }), node({ name: 'r1', instanceId: 'i-r1' }), node({ name: 'r2', instanceId: 'i-r2' })] });
+    const both = view(c, [command({ replacements: [LARGE, LARGE], launched: [{ index: 0, ref: 'i-r1', instanceId: 'i-r1' }, { index: 1, ref: 'i-r2', instanceId: 'i-r2' }] })]);
+    expect([...both.inFlight].sort()).toEqual(['a', 'r1', 'r2']);
+    const one = view(c, [command({ replacements: [LARGE, LARGE], launched: [{ index: 0, ref: 'i-r1', instanceId: 'i-r1' }, { index: 1, ref: 'i-pending', instanceId: 'i-pending' }] })]);
+    expect([...one.inFlight].sort()).toEqual(['a', 'r1', 'replacement-2-of-c1']);
+  });
+
+  it('a command\'s own replacement is kept for its own pods: another command\'s pods go there only if room is left', () => {
+    // r has room for one 1.2-core pod: c1's. c2 (a delete) has a bigger pod that fits on r or e.
+    const c = cluster({
+      nodes: [node({ name: 'a' }), node({ name: 'b' }), node({ name: 'r', instanceId: 'i-r' }), node({ name: 'e' })],
+      pods: [...on('a', pod({ name: 'mine', requests: { cpu: 1200, memory: 1024 ** 3 } })), ...on('b', pod({ name: 'theirs', requests: { cpu: 1300, memory: 1024 ** 3 } }))],
+    });
+    const v = view(c, [command({ replacements: [LARGE], launched: [{ index: 0, ref: 'i-r', instanceId: 'i-r' }] }), command({ id: 'c2', nodes: ['b'] })]);
+    expect(where(v.cluster, 'mine')?.nodeName).toBe('r');
+    expect(where(v.cluster, 'theirs')?.nodeName).toBe('e');
+    expect([...v.nominated]).toEqual([['e', 'c2']]);
   });
 });

@@ -7,7 +7,7 @@ import { CreateFleetCommand } from '@aws-sdk/client-ec2';
 import { executePlan, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { FAST, T0, deleteDecision, deletedNodes, events, evictions, instanceIdOf, nodeSpec, passResult, replaceDecision, startWorld, type World } from './harness.ts';
+import { CrashingStore, FAST, T0, deleteDecision, deletedNodes, events, evictions, instanceIdOf, nodeSpec, passResult, replaceDecision, startWorld, type World } from './harness.ts';
 
 const OLD = 'ip-10-1-1-7.ec2.internal';
 const NEW = 'ip-10-9-9-9.ec2.internal';
@@ -26,8 +26,8 @@ afterEach(async () => {
   world = undefined;
 });
 
-async function start(): Promise<World> {
-  world = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), kubeNode(OLD), kubePod('default', 'web-1', { node: OLD }), kubePod('default', 'web-2', { node: OLD })]);
+async function start(objects: readonly unknown[] = [kubeNode(OLD), kubePod('default', 'web-1', { node: OLD }), kubePod('default', 'web-2', { node: OLD })]): Promise<World> {
+  world = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), ...objects]);
   return world;
 }
 
@@ -337,5 +337,82 @@ describe('what stops a tick', () => {
     const report = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), FAST);
     expect(report.commands[0]).toMatchObject({ step: 'done', evicted: 2 });
     expect(report.commands[0]!.errors).toEqual([expect.stringMatching(new RegExp(`^event DisruptionTerminating on ${OLD}: `))]);
+  });
+});
+
+describe('launches and pods nobody recorded', () => {
+  it('a launch whose answer was lost (the Lambda died before recording it) is found and removed by the rollback', async () => {
+    const w = await start();
+    // The command is stored; CreateFleet answers; the store dies before the launch is recorded.
+    const crashing = new CrashingStore(w.store, 2);
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE, { store: crashing }), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'tainted', stoppedBecause: 'error' });
+    const [lost] = w.ec2.launched();
+    expect((await w.commands())[0]!.launched ?? []).toEqual([]);
+    // Past the Ready timeout, with the NodePools unreadable, the command gives up: its rollback must
+    // still find the instance it launched.
+    w.clock.nowMs += 11 * MINUTE;
+    const report = await resumeCommands(w.deps(MINUTE, { loadNodePools: async () => Promise.reject(new Error('S3 is down')) }), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'rolledBack', endedBecause: expect.stringMatching(/^no replacement could be launched within 10 min/) });
+    expect(w.ec2.terminateCalls).toEqual([lost!.id]);
+    untainted(w, OLD);
+  });
+
+  it('a pod that turns up between the last eviction round and the termination sends the command back to draining', async () => {
+    const w = await start([kubeNode(OLD), kubePod('default', 'web-1', { node: OLD })]);
+    let podLists = 0;
+    w.api.beforeRequest((r) => {
+      if (r.method === 'GET' && r.path === '/api/v1/pods' && (r.query['fieldSelector'] ?? '').includes(OLD)) {
+        podLists += 1;
+        // The drain round lists twice (before and after its eviction); the third listing is the check
+        // just before the termination.
+        if (podLists === 3) w.api.store.put(kubePod('default', 'late', { node: OLD }));
+      }
+    });
+    const report = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'done', terminatedInstances: [instanceIdOf(OLD)] });
+    expect(evictions(w.api).map((e) => e.pod)).toEqual(['default/web-1', 'default/late']);
+    expect(w.terminatedWithPods).toEqual([]);
+    expect(w.ec2.terminateCalls).toEqual([instanceIdOf(OLD)]);
+  });
+
+  it('a failure whose record fails too is reported twice, and the command is left where it was', async () => {
+    const w = await start();
+    w.api.fail({ method: 'PATCH', path: `/api/v1/nodes/${OLD}`, status: 500, message: 'etcd timeout', times: Infinity });
+    const failing = new Proxy(w.store, {
+      get: (target, key) => (key === 'putCommand' ? async (...args: Parameters<typeof target.putCommand>) => (args[1] === undefined ? target.putCommand(...args) : Promise.reject(new Error('disk full'))) : Reflect.get(target, key, target)),
+    });
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE, { store: failing }), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'tainted', stoppedBecause: 'error' });
+    expect(report.commands[0]!.errors).toEqual([expect.stringContaining('etcd timeout'), 'could not record command cmd-1: disk full']);
+  });
+});
+
+describe('largest pods first', () => {
+  it('smaller pods wait while a larger one is held by its PodDisruptionBudget, then all go', async () => {
+    const w = await start([
+      kubeNode(OLD),
+      kubePod('default', 'db-0', { node: OLD, cpu: '1', memory: '1Gi' }),
+      kubePod('default', 'web-1', { node: OLD }),
+      kubePod('default', 'web-2', { node: OLD }),
+    ]);
+    w.api.setEvictionPolicy(({ name }) => (name === 'db-0' ? 'blockByPdb' : 'allow'));
+    const first = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), { ...FAST, maxWaitMs: 0 });
+    expect(first.commands[0]).toMatchObject({ step: 'evicting', evicted: 0, remainingPods: 3 });
+    expect(evictions(w.api).map((e) => [e.pod, e.status])).toEqual([['default/db-0', 429]]);
+    expect(events(w.api, 'DisruptionBlocked').map((e) => e.message)).toEqual([expect.stringContaining('and 2 smaller pod(s) wait so as not to take its place')]);
+    w.api.setEvictionPolicy('allow');
+    w.clock.nowMs += 5 * MINUTE;
+    const next = await resumeCommands(w.deps(MINUTE), FAST);
+    expect(next.commands[0]).toMatchObject({ step: 'done', evicted: 3 });
+    expect(evictions(w.api).filter((e) => e.status === 201).map((e) => e.pod)).toEqual(['default/db-0', 'default/web-1', 'default/web-2']);
+  });
+
+  it('pods as large as the held one are not held back', async () => {
+    const w = await start([kubeNode(OLD), kubePod('default', 'a-1', { node: OLD }), kubePod('default', 'b-1', { node: OLD })]);
+    w.api.setEvictionPolicy(({ name }) => (name === 'a-1' ? 'blockByPdb' : 'allow'));
+    const first = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), { ...FAST, maxWaitMs: 0 });
+    expect(first.commands[0]).toMatchObject({ step: 'evicting', evicted: 1, blocked: 1 });
+    expect(events(w.api, 'DisruptionBlocked').map((e) => e.message)).toEqual([expect.not.stringContaining('smaller pod')]);
   });
 });

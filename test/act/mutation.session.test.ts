@@ -128,6 +128,16 @@ describe('waiting', () => {
     expect(evictions(w.api)).toHaveLength(5);
   });
 
+  it('by default a replacement has ten minutes to become Ready', async () => {
+    const w = await start();
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), {});
+    expect(first.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    w.clock.nowMs = T0 + 9 * MINUTE;
+    expect((await resumeCommands(w.deps(MINUTE), {})).commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    w.clock.nowMs = T0 + 11 * MINUTE;
+    expect((await resumeCommands(w.deps(MINUTE), {})).commands[0]).toMatchObject({ step: 'rolledBack' });
+  });
+
   it('options left undefined keep their defaults', async () => {
     const w = await start();
     w.api.setEvictionPolicy('blockByPdb');
@@ -214,6 +224,52 @@ describe('the stabilization window', () => {
 });
 
 describe('the actor runPass drives', () => {
+  it('with a pass result starts its decisions, then reports', async () => {
+    const w = await start([kubeNode(OLD)]);
+    const reports: ExecutionReport[] = [];
+    const actor = makeActor(w.deps(MINUTE), FAST, (r) => reports.push(r));
+    await actor.act(passResult([deleteDecision([OLD])]));
+    expect(reports.map((r) => r.commands.map((c) => [c.from, c.step]))).toEqual([[['new', 'done']]]);
+  });
+
+  it('tells who started what, with the nodes as the pass saw them', async () => {
+    const w = await start([kubeNode(OLD)]);
+    const started: unknown[] = [];
+    const seen = { name: OLD, uid: `uid-node-${OLD}`, annotations: {}, instanceType: 'm5.large' };
+    await executePlan({ ...passResult([deleteDecision([OLD])]), cluster: { nodes: [seen], pods: [] } } as never, w.deps(MINUTE, { onCommandStarted: (s) => started.push(s) }), FAST);
+    expect(started).toEqual([{ commandId: 'cmd-1', decision: deleteDecision([OLD]), nodes: [seen] }]);
+  });
+
+  it('waits on a real timer when no sleep is given', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    const report = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE, { sleep: undefined }), { ...FAST, pollIntervalMs: 5, maxWaitMs: 10 });
+    expect(report.commands[0]).toMatchObject({ step: 'evicting', waitingFor: 'pods' });
+    expect(evictions(w.api)).toHaveLength(3);
+  });
+
+  it('the sweep before planning: a list that fails is reported, and the commands resumed still run', async () => {
+    const w = await start();
+    w.api.setEvictionPolicy('blockByPdb');
+    await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(MINUTE), { ...FAST, maxWaitMs: 0 });
+    w.api.setEvictionPolicy('allow');
+    const deps = w.deps(MINUTE);
+    const broken = {
+      ...deps,
+      nodes: new Proxy(deps.nodes, { get: (t, k) => (k === 'listNodes' ? async () => Promise.reject(new Error('nodes is forbidden')) : Reflect.get(t, k, t)) }),
+    };
+    const report = await resumeCommands(broken, FAST);
+    expect(report.errors).toEqual(['listing the nodes (sweep): nodes is forbidden']);
+    expect(report.commands.map((c) => c.step)).toEqual(['done']);
+    const noInstances = await resumeCommands(
+      { ...deps, instances: new Proxy(deps.instances, { get: (t, k) => (k === 'listOurs' ? async () => Promise.reject(new Error('UnauthorizedOperation')) : Reflect.get(t, k, t)) }) },
+      FAST,
+    );
+    expect(noInstances.errors).toEqual(['listing the instances we launched: UnauthorizedOperation']);
+    const noClaims = await resumeCommands({ ...deps, nodeClaims: { listOurs: async () => Promise.reject(new Error('nodeclaims is forbidden')) } as never }, FAST);
+    expect(noClaims.errors).toEqual(['listing the NodeClaims we created: nodeclaims is forbidden']);
+  });
+
   it('without a pass result only drives what it resumed, and reports', async () => {
     const w = await start();
     w.api.setEvictionPolicy('blockByPdb');

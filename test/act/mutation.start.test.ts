@@ -54,6 +54,13 @@ describe('decisions that are not started', () => {
     await untouched(w);
   });
 
+  it('a node that already carries our taint (a command lost with its record, not yet cleaned)', async () => {
+    const w = await start([kubeNode(OLD, { taints: [{ key: 'eks-consolidator.io/disrupting', effect: 'NoSchedule' }] })]);
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(report.skipped).toEqual([{ decision: 0, nodes: [OLD], why: `node ${OLD} already carries eks-consolidator.io/disrupting (another disruption is in progress)` }]);
+    await untouched(w);
+  });
+
   it('a replacement whose pool is unknown, or that Karpenter should launch without a NodeClaim template or without access', async () => {
     const w = await start([kubeNode(OLD)]);
     const unknownPool = replaceDecision([OLD], { replacements: [{ ...replaceDecision([OLD]).replacements[0]!, nodePool: 'gpu' }] });

@@ -89,6 +89,7 @@ describe('the command detail', () => {
     expect(eventSent(detail, key)).toBe(false);
     rememberEvent(detail, key);
     expect(eventSent(detail, key)).toBe(true);
+    expect(detail.events).toEqual([key]);
     for (let i = 0; i < 100; i += 1) rememberEvent(detail, eventKey('n', 'r', String(i)));
     expect(detail.events).toHaveLength(100);
     expect(eventSent(detail, key)).toBe(false);
@@ -97,6 +98,18 @@ describe('the command detail', () => {
 });
 
 describe('the proofs of one invocation', () => {
+  it('a reading that already shows the command\'s replacement is not taken again', async () => {
+    const world = { cluster: cluster({ nodes: [node({ name: 'a' }), node({ name: 'new' })], pods: on('a', pod({ name: 'p' })) }), nodePools: [nodePool()], catalog: m5Catalog() };
+    let reads = 0;
+    const session = new ProofSession(async () => {
+      reads += 1;
+      return world;
+    });
+    const proof = await session.prove(['a'], ['new']);
+    expect(proof.ok && proof.placed.map((p) => p.node)).toEqual(['new']);
+    expect(reads).toBe(1);
+  });
+
   it('a reading that failed is not kept: the next proof reads again', async () => {
     const world = { cluster: cluster({ nodes: [node({ name: 'a' }), node({ name: 'b' })], pods: on('a', pod({ name: 'p' })) }), nodePools: [nodePool()], catalog: m5Catalog() };
     let reads = 0;
