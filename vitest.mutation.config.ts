@@ -18,6 +18,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // SDK, the Kubernetes client) cost more than most tests, so the pure tests go before the worlds.
 const FILES = [
   'test/act/mutation.units.test.ts',
+  'test/act/mutation.sweep.test.ts',
   'test/act/mutation.capacity.test.ts',
   'test/act/mutation.inFlight.test.ts',
   'test/app/inFlight.test.ts',

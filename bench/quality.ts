@@ -1,21 +1,25 @@
-// `npm run bench:quality` (issue 11): how good are the decisions? Generated clusters (100 and 500 nodes,
-// 30-50% of cpu requested) are planned pass after pass until nothing more is decided; after each pass
-// its decisions are carried out here (nodes removed, replacements added as their cheapest type) and the
-// evicted pods are bound again the way kube-scheduler does it (least allocated node first, in eviction
-// order), with pods that find no node left Pending and tried again after every later pass. Printed per
-// run: start and end cost, the LP lower bound of the start cluster (no plan can end below it), the
-// ratio, pods Pending at the end, evictions and passes.
+// `npm run bench:quality`: how good are the decisions? Generated clusters (100 and 500 nodes,
+// 30-50% of cpu requested) are planned pass after pass until nothing more is decided. After each pass its
+// decisions are carried out here the way the actuator and kube-scheduler carry them out: every command at
+// once (every decided node tainted first), a delete's pods evicted at once, each replacement (its cheapest
+// type) Ready in a seeded random order and its command's pods evicted then, each evicted pod recreated and
+// bound one at a time to the least allocated node that takes it (kube-scheduler's LeastAllocated), in a
+// shuffled order; pods that find no node stay Pending and are tried again after every later pass. The
+// catalog is the bundled one (1,345 types; QUALITY_CATALOG=small: 11 m5/c6i/r6i types). Printed per
+// run: start and end cost, the LP lower bound of the start cluster (no plan can end below it), a
+// first-fit-decreasing repack of all pods (FFD: the best single type, each bin then shrunk to the cheapest
+// type holding it), the ratios, pods Pending at the end, evictions and passes.
 //
 // Modes:
 //   karpenter  - Karpenter's methods only (emptiness, multi-node, single-node), no replacement size
-//                bound, no kube-scheduler check: how the project decided before issue 11;
+//                bound, no kube-scheduler check: how the project decided before the additions below;
 //   issue-11   - everything: m-to-n repacks, size bound, kube-scheduler check, Karpenter's launch prices
 //                (every decision is carried out, as the actuator does: a move's replacements are all
 //                launched before any eviction).
 //
 // Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted. QUALITY_DEBUG=1 prints
 // each pass's decisions; QUALITY_NOTES=<pass> prints that pass's most frequent notes (why nodes stayed);
-// QUALITY_MAX_PASSES caps the passes (default 40). The first pass's plan is projected (laterWaves.ts)
+// QUALITY_MAX_PASSES caps the passes (default 40); QUALITY_PROJECT=0 skips the projection. The first pass's plan is projected (laterWaves.ts)
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
 // it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
 // really removed (followed).
@@ -26,6 +30,9 @@ import { goDurationOrNull } from '../src/core/input/duration.ts';
 import type { Catalog, Cluster, DaemonSet, InstanceType, Node, NodePool, Pod } from '../src/core/model/types.ts';
 import type { Decision } from '../src/core/plan.ts';
 import { createSimulator } from '../src/core/scheduling/simulator.ts';
+import { readFileSync } from 'node:fs';
+import { bundledCatalogPath } from '../src/adapters/catalog/bundledPaths.ts';
+import { parseCatalog } from '../src/core/input/catalog.ts';
 import { mulberry32 } from './generate.ts';
 
 const Mi = 1024 ** 2;
@@ -49,7 +56,7 @@ const TYPES: readonly { name: string; cpu: number; memMi: number; pods: number; 
 ];
 const SIZES: readonly (readonly [number, number])[] = [[50, 64], [100, 128], [250, 320], [400, 512], [600, 768], [900, 1152], [1300, 1664]];
 
-const catalog: Catalog = {
+const smallCatalog: Catalog = {
   region: 'us-east-1',
   instanceTypes: TYPES.map((t): InstanceType => ({
     name: t.name,
@@ -59,7 +66,15 @@ const catalog: Catalog = {
     offerings: ZONES.map((zone) => ({ zone, capacityType: 'on-demand' as const, pricePerHour: t.price, available: true })),
   })),
 };
+// The generated nodes are the same types either way; with the bundled catalog they carry its allocatable
+// and prices, and replacements may be any of its 1,345 types.
+const catalog: Catalog = process.env['QUALITY_CATALOG'] === 'small' ? smallCatalog : parseCatalog(JSON.parse(readFileSync(bundledCatalogPath, 'utf8')));
 const typeByName = new Map(catalog.instanceTypes.map((t) => [t.name, t]));
+/** A type's on-demand price per hour (its cheapest on-demand offering). */
+const priceOf = (name: string): number => {
+  const type = typeByName.get(name)!;
+  return Math.min(...type.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.pricePerHour));
+};
 
 const daemonSet: DaemonSet = {
   namespace: 'kube-system',
@@ -154,13 +169,17 @@ function generate(nodeCount: number, seed: number): Cluster {
     const name = `n${String(i).padStart(4, '0')}`;
     nodes.push(makeNode(name, t.name, ZONES[i % 3]!, T0 - 48 * HOUR));
     pods.push(dsPod(name));
-    const target = (0.3 + rand() * 0.2) * t.cpu;
+    const allocatable = typeByName.get(t.name)!.allocatable;
+    const typeCpu = allocatable['cpu']!;
+    const typeMemMi = allocatable['memory']! / Mi;
+    const typePods = allocatable['pods']!;
+    const target = (0.3 + rand() * 0.2) * typeCpu;
     let cpu = 100;
     let mem = 128;
     let count = 1;
     for (let tries = 0; tries < 50 && cpu < target; tries++) {
       const [c, m] = SIZES[Math.floor(rand() * SIZES.length)]!;
-      if (cpu + c > target + 100 || mem + m > t.memMi * 0.9 || count + 1 > t.pods) continue;
+      if (cpu + c > target + 100 || mem + m > typeMemMi * 0.9 || count + 1 > typePods) continue;
       const workload = `app-${Math.floor(rand() * 40)}`;
       const n = ++podCounter;
       pods.push(basePod(`p${n}`, 'default', `${workload}-${n}`, name, c, m, { kind: 'ReplicaSet', name: workload }));
@@ -187,7 +206,7 @@ const pool = (budgetPercent: number): NodePool => ({
   limits: {},
 });
 
-const cost = (c: Cluster) => c.nodes.reduce((s, n) => s + (typeByName.get(n.instanceType!)!.offerings[0]!.pricePerHour), 0);
+const cost = (c: Cluster) => c.nodes.reduce((s, n) => s + priceOf(n.instanceType!), 0);
 
 /** Binds pods the way kube-scheduler would (least allocated first, in the order given); the rest stay Pending. */
 function bindLeastAllocated(cluster: Cluster, pods: readonly Pod[], pools: readonly NodePool[]): Cluster {
@@ -207,43 +226,113 @@ function bindLeastAllocated(cluster: Cluster, pods: readonly Pod[], pools: reado
   return { ...rest, pods: [...rest.pods, ...bound] };
 }
 
+/** A seeded shuffle (the carrying-out order is not the plan's to choose). */
+function shuffle<T>(items: readonly T[], rand: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 /**
- * Carries out a pass's decisions as the actuator does: every decided node is tainted first (no pod is
- * scheduled onto it any more); a delete evicts as soon as its command starts, a replacement once its new
- * node is Ready, so the deletes go first, then the replacements, each in decision order: its
- * replacements come as their cheapest type, its nodes go, and its evicted pods (in the plan's eviction
- * order, then any others found there) are bound again before the next decision; pods Pending from
- * before are tried again at the end.
+ * Carries out a pass's decisions as the actuator does: every command is started at once, so every decided
+ * node is tainted first (no pod is scheduled onto it any more). A decision whose planned pod destinations
+ * name a replacement of a decision not started is skipped, as the actuator skips it (none is, here: every
+ * decision starts). A delete evicts as soon as its command starts; a replacement's command launches its
+ * nodes (the cheapest type of each) and evicts once they are Ready, and they become Ready in a random
+ * order: a command's pods may land on any new node Ready by then. Each evicted pod is bound one at a time
+ * the way kube-scheduler does (least allocated first), in a shuffled order within its command. Pods
+ * Pending from before are tried again at the end.
  */
-function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: number, pools: readonly NodePool[], nowMs: number): { cluster: Cluster; evicted: number } {
-  let evicted = 0;
+function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: number, pools: readonly NodePool[], nowMs: number, rand: () => number): { cluster: Cluster; evicted: number } {
   const tainted = new Set(decisions.flatMap((d) => d.nodes));
-  cluster = { ...cluster, nodes: cluster.nodes.map((n) => (tainted.has(n.name) ? { ...n, unschedulable: true } : n)) };
-  const order = [...decisions.entries()].sort(([i, a], [j, b]) => Math.sign(a.replacements.length) - Math.sign(b.replacements.length) || i - j);
-  order.forEach(([i, d]) => {
-    const removed = new Set(d.nodes);
-    const added = d.replacements.map((r, k) => {
-      const cheapest = [...r.instanceTypes].sort((a, b) => typeByName.get(a)!.offerings[0]!.pricePerHour - typeByName.get(b)!.offerings[0]!.pricePerHour)[0]!;
-      return makeNode(`r${passNumber}-${i + 1}-${k + 1}`, cheapest, r.zones[0] ?? ZONES[0]!, nowMs);
-    });
-    const onNodes = cluster.pods.filter((p) => p.nodeName !== undefined && removed.has(p.nodeName) && !p.isDaemonSetPod);
-    const rank = new Map(d.evictedPods.map((key, k) => [key, k]));
-    const evictedPods = [...onNodes].sort((a, b) => (rank.get(`${a.namespace}/${a.name}`) ?? 1e9) - (rank.get(`${b.namespace}/${b.name}`) ?? 1e9));
-    evicted += evictedPods.length;
-    const kept = cluster.pods.filter((p) => !(p.nodeName !== undefined && removed.has(p.nodeName)));
-    cluster = {
-      ...cluster,
-      nodes: [...cluster.nodes.filter((n) => !removed.has(n.name)), ...added],
-      pods: [...kept, ...added.map((n) => dsPod(n.name)), ...evictedPods],
-    };
-    cluster = bindLeastAllocated(cluster, evictedPods, pools);
-    if (process.env['QUALITY_PENDING']) {
-      const now = cluster.pods.filter((p) => p.nodeName === undefined && evictedPods.some((e) => e.uid === p.uid));
-      if (now.length > 0) console.error(`  decision ${i + 1} (${d.method} ${d.action} ${d.nodes.length}->${d.replacements.length}): ${now.length} of its pods Pending: ${now.slice(0, 3).map((p) => `${p.name} ${p.requests['cpu']}m`).join(', ')}`);
+  const indexed = [...decisions.entries()];
+  // Deletes first (at once), then the replacements' commands in the order their nodes become Ready.
+  const order = [...indexed.filter(([, d]) => d.replacements.length === 0), ...shuffle(indexed.filter(([, d]) => d.replacements.length > 0), rand)];
+  const added: Node[] = [];
+  const queue: Pod[] = [];
+  const availableFrom = new Map<string, number>();
+  for (const [i, d] of order) {
+    for (const [k, r] of d.replacements.entries()) {
+      const cheapest = [...r.instanceTypes].filter((t) => typeByName.has(t)).sort((a, b) => priceOf(a) - priceOf(b))[0]!;
+      const replacement = makeNode(`r${passNumber}-${i + 1}-${k + 1}`, cheapest, r.zones[0] ?? ZONES[0]!, nowMs);
+      added.push(replacement);
+      availableFrom.set(replacement.name, queue.length);
     }
+    const removed = new Set(d.nodes);
+    const onNodes = cluster.pods.filter((p) => p.nodeName !== undefined && removed.has(p.nodeName) && !p.isDaemonSetPod);
+    queue.push(...shuffle(onNodes, rand).map(({ nodeName: _n, ...p }) => ({ ...p, phase: 'Pending' as const })));
+  }
+  const queued = new Set(queue.map((p) => p.uid));
+  const laidOut: Cluster = {
+    ...cluster,
+    nodes: [...cluster.nodes, ...added],
+    pods: [...cluster.pods.filter((p) => !queued.has(p.uid)), ...added.map((n) => dsPod(n.name))],
+  };
+  const result = createSimulator({ cluster: laidOut, nodePools: pools, catalog }).simulate({
+    excludedNodes: tainted,
+    pods: queue,
+    maxNewNodes: 0,
+    placement: 'least-allocated',
+    podOrder: 'as-given',
+    availableFrom,
   });
-  if (process.env['QUALITY_PENDING']) console.error(`  after the final retry: ${cluster.pods.filter((p) => p.nodeName === undefined).length} unbound before it`);
-  return { cluster: bindLeastAllocated(cluster, cluster.pods.filter((p) => p.nodeName === undefined), pools), evicted };
+  const placed = new Map(result.placements.map((p) => [p.pod.uid, p.nodeName]));
+  if (process.env['QUALITY_PENDING'] && result.unschedulable.length > 0) {
+    console.error(`  pass ${passNumber}: ${result.unschedulable.length} pod(s) Pending: ${result.unschedulable.slice(0, 3).map((u) => `${u.pod.name} ${u.pod.requests['cpu']}m (${u.reason})`).join(', ')}`);
+  }
+  const rebound = queue.map((p) => (placed.has(p.uid) ? { ...p, nodeName: placed.get(p.uid)!, phase: 'Running' as const } : p));
+  const after: Cluster = {
+    ...laidOut,
+    nodes: laidOut.nodes.filter((n) => !tainted.has(n.name)),
+    pods: [...laidOut.pods.filter((p) => p.nodeName === undefined || !tainted.has(p.nodeName)), ...rebound],
+  };
+  return { cluster: bindLeastAllocated(after, after.pods.filter((p) => p.nodeName === undefined), pools), evicted: queue.length };
+}
+
+/**
+ * The cost of a first-fit-decreasing repack of every pod (daemonset overhead on each node): for each of
+ * the types cheapest per unit of what the pods ask, pods largest first into the first node with room,
+ * then each node shrunk to the cheapest type that holds what it got; the cheapest result.
+ */
+function ffdRepackCost(cluster: Cluster): number {
+  const pods = cluster.pods.filter((p) => !p.isDaemonSetPod && p.nodeName !== undefined);
+  const totalCpu = pods.reduce((s, p) => s + p.requests['cpu']!, 0);
+  const totalMem = pods.reduce((s, p) => s + p.requests['memory']!, 0);
+  const ds = daemonSet.template.requests;
+  const types = catalog.instanceTypes
+    .filter((t) => t.offerings.some((o) => o.capacityType === 'on-demand' && o.available))
+    .map((t) => ({ name: t.name, cpu: t.allocatable['cpu']! - ds['cpu']!, mem: t.allocatable['memory']! - ds['memory']!, pods: (t.allocatable['pods'] ?? 110) - 1, price: priceOf(t.name) }))
+    .filter((t) => t.cpu > 0 && t.mem > 0 && t.pods > 0);
+  const perUnit = (t: (typeof types)[number]) => t.price / Math.min(t.cpu / totalCpu, t.mem / totalMem);
+  const trial = [...types].sort((a, b) => perUnit(a) - perUnit(b)).slice(0, 12);
+  const share = (p: Pod) => Math.max(p.requests['cpu']! / totalCpu, p.requests['memory']! / totalMem);
+  const sorted = [...pods].sort((a, b) => share(b) - share(a));
+  const byPrice = [...types].sort((a, b) => a.price - b.price);
+  let best = Number.POSITIVE_INFINITY;
+  for (const t of trial) {
+    const bins: { cpu: number; mem: number; pods: number }[] = [];
+    let fits = true;
+    for (const p of sorted) {
+      const c = p.requests['cpu']!;
+      const m = p.requests['memory']!;
+      let bin = bins.find((b) => b.cpu + c <= t.cpu && b.mem + m <= t.mem && b.pods + 1 <= t.pods);
+      if (!bin) {
+        if (c > t.cpu || m > t.mem) { fits = false; break; }
+        bin = { cpu: 0, mem: 0, pods: 0 };
+        bins.push(bin);
+      }
+      bin.cpu += c;
+      bin.mem += m;
+      bin.pods += 1;
+    }
+    if (!fits) continue;
+    const total = bins.reduce((s, b) => s + byPrice.find((u) => u.cpu >= b.cpu && u.mem >= b.mem && u.pods >= b.pods)!.price, 0);
+    best = Math.min(best, total);
+  }
+  return best;
 }
 
 type Mode = 'karpenter' | 'issue-11';
@@ -255,6 +344,8 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     mode === 'karpenter' ? { methods: ['emptiness', 'multi-node', 'single-node'], replacementBound: null, schedulerCheck: false, reopenReceivers: false } : {};
   const base = { nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, ...options };
   const startCost = cost(cluster);
+  const ffd = ffdRepackCost(cluster);
+  const rand = mulberry32(seed * 7919 + budgetPercent);
   const first = runConsolidationPass({ ...base, cluster, nowMs: T0, methods: [] });
   const bound = clusterLowerBound({ cluster, nodePools: pools, catalog, verdicts: first.verdicts }).lowerBoundPerHour!;
   let evictions = 0;
@@ -272,7 +363,9 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const outcome = runConsolidationPass({ ...base, cluster, nowMs });
     const passSeconds = (performance.now() - passStarted) / 1000;
     const acted = outcome.decisions;
-    if (pass === 1) {
+    if (pass === 1 && process.env['QUALITY_PROJECT'] === '0') {
+      firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+    } else if (pass === 1) {
       firstPassEnd = startCost - outcome.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
       // The first pass's whole plan: its own decisions and the later waves it projects (laterWaves.ts),
       // counting what the actuator carries out.
@@ -285,12 +378,12 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
       plannedRemoved = new Set(planned.flatMap((d) => d.nodes).filter((n) => startNodes.has(n)));
     }
     if (process.env['QUALITY_NOTES'] && acted.length === 0) {
-      const cut = [...outcome.notes.values()].flat().find((n) => n.includes('carried out with the rest'));
+      const cut = [...outcome.notes.values()].flat().find((n) => n.includes('carried out together'));
       if (cut) console.error(`pass ${pass}: no decision; ${cut}`);
     }
     if (acted.length === 0) break;
     passes = pass;
-    const done = carryOut(cluster, acted, pass, pools, nowMs);
+    const done = carryOut(cluster, acted, pass, pools, nowMs, rand);
     cluster = done.cluster;
     evictions += done.evicted;
     if (process.env['QUALITY_NOTES'] && pass === Number(process.env['QUALITY_NOTES'])) {
@@ -321,6 +414,8 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     endCost,
     bound,
     ratio: endCost / bound,
+    ffd,
+    ffdRatio: endCost / ffd,
     firstPassRatio: firstPassEnd / bound,
     firstPlanRatio: firstPlanEnd / bound,
     plannedWaves,
@@ -361,7 +456,8 @@ const seeds = numbers(process.argv[3] ?? '1,2,3', 'seeds');
 const budgets = numbers(process.argv[4] ?? '10,100', 'budgets', true);
 const modes = (process.argv[5] ?? "karpenter,issue-11").split(",") as Mode[];
 const rows: ReturnType<typeof run>[] = [];
-console.log('nodes seed budget mode       start$/h   end$/h  bound$/h  end/bound  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  seconds  projection-s');
+console.log(`catalog: ${process.env['QUALITY_CATALOG'] === 'small' ? 'small (11 types)' : `bundled (${catalog.instanceTypes.length} types)`}; commands carried out together, pods bound one at a time, least allocated first`);
+console.log('nodes seed budget mode       start$/h   end$/h  bound$/h   ffd$/h  end/bound  end/ffd  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  seconds  projection-s');
 for (const nodes of sizes) {
   for (const seed of seeds) {
     for (const budget of budgets) {
@@ -369,18 +465,20 @@ for (const nodes of sizes) {
         const r = run(nodes, seed, budget, mode);
         rows.push(r);
         console.log(
-          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ratio.toFixed(3).padStart(10)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
+          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ffd.toFixed(3).padStart(8)} ${r.ratio.toFixed(3).padStart(10)} ${r.ffdRatio.toFixed(3).padStart(8)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
         );
       }
     }
   }
 }
-console.log('\nsummary by mode (all runs): mean end/bound, worst end/bound, runs with Pending pods, mean evictions');
+console.log('\nsummary by mode (all runs): mean end/bound, worst end/bound, mean end/ffd, runs with Pending pods (pods), mean evictions');
 for (const mode of modes) {
   const of = rows.filter((r) => r.mode === mode);
   const mean = of.reduce((s, r) => s + r.ratio, 0) / of.length;
   const worst = Math.max(...of.map((r) => r.ratio));
   const withPending = of.filter((r) => r.pending > 0).length;
+  const pendingPods = of.reduce((s, r) => s + r.pending, 0);
+  const ffdMean = of.reduce((s, r) => s + r.ffdRatio, 0) / of.length;
   const evictions = of.reduce((s, r) => s + r.evictions, 0) / of.length;
-  console.log(`${mode.padEnd(9)} mean ${mean.toFixed(3)}x  worst ${worst.toFixed(3)}x  pending in ${withPending}/${of.length} runs  evictions ${evictions.toFixed(0)}`);
+  console.log(`${mode.padEnd(9)} mean ${mean.toFixed(3)}x  worst ${worst.toFixed(3)}x  end/ffd ${ffdMean.toFixed(3)}x  pending in ${withPending}/${of.length} runs (${pendingPods} pods)  evictions ${evictions.toFixed(0)}`);
 }

@@ -19,9 +19,10 @@ const sizes = (process.argv[2] ?? '100,1000,2000,5000').split(',').map(Number);
 const budgets = (process.argv[3] ?? '100%,default').split(',');
 const repeats = Math.max(1, Number(process.argv[4] ?? 1));
 const dir = process.env['BENCH_DIR'] ?? join(tmpdir(), 'eks-consolidator-bench');
-// The heap a Lambda of 1,769 MB (1 vCPU, issue 10's yardstick) leaves to V8. With a much larger limit V8
-// collects lazily and peak RSS measures that laziness rather than what the pass keeps alive (2,000 nodes
-// at 100%: 1,354 MiB with a 6 GiB heap limit, 586 MiB with this one, at about the same time).
+// The heap a Lambda of 1,769 MB (1 vCPU, the yardstick of docs/benchmarks.md) leaves to V8. With a much
+// larger limit V8 collects lazily and peak RSS measures that laziness rather than what the pass keeps
+// alive (2,000 nodes at 100%: 1,354 MiB with a 6 GiB heap limit, 586 MiB with this one, at about the
+// same time).
 const heapMiB = Number(process.env['BENCH_HEAP_MB'] ?? 1536);
 mkdirSync(dir, { recursive: true });
 const script = (name: string): string => fileURLToPath(new URL(`./${name}`, import.meta.url));
@@ -91,3 +92,11 @@ for (const nodes of sizes) {
 }
 console.log(`\n${table.join('\n')}`);
 if (repeats > 1) console.log(`(medians of ${repeats} runs)`);
+
+// Then the CLI's start-up (bench/startup.mjs: bare node, --version, the demo plan), 3 runs each.
+const startup = spawnSync(process.execPath, [script('startup.mjs'), '3'], { encoding: 'utf8' });
+console.log(`\n${startup.stdout.trim()}`);
+if (startup.status !== 0) {
+  console.error(startup.stderr.slice(-2000));
+  process.exitCode = 1;
+}

@@ -1,14 +1,17 @@
-// Builds the bundled instance-type catalog (CONTRACT section 3) from the shared data file.
+// Builds the bundled instance-type catalog (docs/file-formats.md, "The catalog") from the source data in
+// data/.
 //
-//   node --import tsx scripts/build-catalog.ts [input.json] [output.json]
+//   node --import tsx scripts/build-catalog.ts [--check] [input.json] [output.json]
 //
-// Input defaults to ../shared/data/aws-instance-types-us-east-1.json (relative to the repository root),
-// output to src/adapters/catalog/bundled/catalog.json. The output is deterministic: the same input
-// always gives byte-identical JSON, so a rebuild only shows up in a diff when the data changed.
+// Input defaults to data/aws-instance-types-us-east-1.json (the repository's own copy, see
+// data/README.md), output to src/adapters/catalog/bundled/catalog.json. The output is deterministic:
+// the same input always gives byte-identical JSON, so a rebuild only shows up in a diff when the data
+// changed. With --check nothing is written: exit 0 when the output file already holds exactly what the
+// input gives, 1 when it does not.
 //
 // On-demand prices are the real ones from the data. The data has no spot prices, so every spot
 // offering carries an estimate (see `spotPrice`) flagged with `priceIsEstimate: true`.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -140,11 +143,23 @@ export function buildCatalog(source: { region?: string; instanceTypes: SourceTyp
   return { json: JSON.stringify(catalog), types: instanceTypes.length, skipped };
 }
 
-function main(argv: readonly string[]): void {
-  const input = resolve(repoRoot, argv[0] ?? '../shared/data/aws-instance-types-us-east-1.json');
-  const output = resolve(repoRoot, argv[1] ?? 'src/adapters/catalog/bundled/catalog.json');
+/** The repository's copy of the source data and the catalog committed beside the code. */
+export const DEFAULT_INPUT = 'data/aws-instance-types-us-east-1.json';
+export const DEFAULT_OUTPUT = 'src/adapters/catalog/bundled/catalog.json';
+
+function main(args: readonly string[]): void {
+  const check = args.includes('--check');
+  const argv = args.filter((a) => a !== '--check');
+  const input = resolve(repoRoot, argv[0] ?? DEFAULT_INPUT);
+  const output = resolve(repoRoot, argv[1] ?? DEFAULT_OUTPUT);
   const source = JSON.parse(readFileSync(input, 'utf8')) as { region?: string; instanceTypes: SourceType[] };
   const result = buildCatalog(source);
+  if (check) {
+    const same = existsSync(output) && readFileSync(output, 'utf8') === result.json;
+    process.stdout.write(same ? `${output} is what ${input} gives (${result.types} instance types)\n` : `${output} differs from what ${input} gives: run without --check to rebuild it\n`);
+    process.exitCode = same ? 0 : 1;
+    return;
+  }
   mkdirSync(dirname(output), { recursive: true });
   writeFileSync(output, result.json);
   const bytes = Buffer.byteLength(result.json);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The dependency direction is the architecture (README, "Layout"). This check fails the lint step when
-// a file imports across a forbidden boundary:
+// The dependency direction is the architecture (README.md, "Internals"). This check fails the lint step
+// when a file imports across a forbidden boundary:
 // - src/core/ is pure: no adapters, app, handlers or CLI; no SDK or I/O package; no node: built-ins
 //   except a few pure ones; no `process`, and no reading of the clock (time is passed in).
 // - src/adapters/ never imports app, handlers or CLI.
@@ -11,7 +11,7 @@ import { join, relative, resolve, dirname } from 'node:path';
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..');
 const src = join(root, 'src');
 const PURE_NODE_BUILTINS = new Set(['node:crypto']); // hashing for fingerprints only
-const CORE_ALLOWED_PACKAGES = new Set(['cron-parser']); // pure cron arithmetic (seed 004 budgets)
+const CORE_ALLOWED_PACKAGES = new Set(['cron-parser']); // pure cron arithmetic (budget schedules, Karpenter's disruption-controls design)
 const layerOf = (file) => relative(src, file).split('/')[0];
 const forbidden = {
   core: new Set(['adapters', 'app', 'handlers', 'cli']),

@@ -207,7 +207,7 @@ export function on(nodeName: string, ...pods: Pod[]): Pod[] {
 
 // --- added for the state tests (test/state) --------------------------------------------------------
 
-/** A workload controller's readiness (stabilization window, seed 000). */
+/** A workload controller's readiness (stabilization window). */
 export function workload(overrides: Partial<WorkloadStatus> = {}): WorkloadStatus {
   return { kind: 'Deployment', namespace: 'default', name: `deploy-${nextId()}`, desiredReplicas: 3, readyReplicas: 3, ...overrides };
 }

@@ -12,7 +12,7 @@
 //   DRY_RUN                             `true` (default: safe by default) | `false`
 //   REPLACEMENT_BOUND                   `2` (default): a replacement is at most 2x the largest node a move
 //                                       removes; `off`; or e.g. `3,maxPods=110`
-//   PLAN_WAVES                          the later passes a plan projects (issue 11 item 6): `default` (20
+//   PLAN_WAVES                          the later passes a plan projects (laterWaves.ts): `default` (20
 //                                       waves, about twice the pass's own work), `N` waves, or `off`; default
 //                                       `default` for a dry run, `off` when acting (the actuator uses none)
 //   CATALOG_MAX_AGE_HOURS               12; how long a cached live catalog is used without asking AWS
@@ -32,6 +32,9 @@
 //                                       Karpenter serves (as KARPENTER detects it), ec2 for the others
 //   MAX_NODES_PER_COMMAND               100; the most nodes one decision disrupts (a positive whole
 //                                       number; 100 is the cap of Karpenter's multi-node consolidation)
+//   PREFERENCE_POLICY                   `Respect` (default) | `Ignore`: Karpenter's setting of that name;
+//                                       Respect holds pods to their preferred affinities and ScheduleAnyway
+//                                       spread until nothing fits, Ignore reads only what pods require
 //   DYNAMODB_ENDPOINT                   optional; e.g. `http://127.0.0.1:8000` (dynalite) for local runs
 //   LOG_LEVEL                           `debug` | `info` (default) | `warn` | `error`
 //
@@ -44,6 +47,7 @@ import type { KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { parseFeatureGates, type FeatureGates } from '../core/featureGates.ts';
 import { parseReplacementBound, type ReplacementBound } from '../core/disruption/sizeBound.ts';
 import { parsePlanWaves, type PlanWaves } from '../core/disruption/laterWaves.ts';
+import { parsePreferencePolicy, type PreferencePolicy } from '../core/scheduling/preferences.ts';
 import { parseActuatorSetting, type ActuatorSetting } from '../core/disruption/actuatorChoice.ts';
 import { parseMaxNodesPerCommand } from '../core/disruption/commandCap.ts';
 
@@ -74,6 +78,8 @@ export interface Config {
   readonly actuator: ActuatorSetting;
   /** The most nodes one decision disrupts. */
   readonly maxNodesPerCommand: number;
+  /** Karpenter's preference policy (core/scheduling/preferences.ts). */
+  readonly preferencePolicy: PreferencePolicy;
   readonly dynamoDbEndpoint?: string;
   readonly logLevel: LogLevel;
 }
@@ -163,6 +169,14 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     throw error;
   }
 
+  let preferencePolicy: PreferencePolicy;
+  try {
+    preferencePolicy = parsePreferencePolicy(env['PREFERENCE_POLICY'], 'PREFERENCE_POLICY');
+  } catch (error) {
+    if (error instanceof InputError) throw new ConfigError('PREFERENCE_POLICY', error.problem);
+    throw error;
+  }
+
   const dynamoDbEndpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (dynamoDbEndpoint !== undefined && !/^https?:\/\/[^\s/]+/.test(dynamoDbEndpoint)) {
     throw new ConfigError('DYNAMODB_ENDPOINT', `${JSON.stringify(dynamoDbEndpoint)} is not an http(s) URL`);
@@ -200,6 +214,7 @@ export function loadConfig(env: Env, baseDir: string = process.cwd()): Config {
     karpenter,
     actuator,
     maxNodesPerCommand,
+    preferencePolicy,
     drainTimeoutMs: number(env, 'DRAIN_TIMEOUT_SECONDS', 3_600, { min: 60, max: 7 * 24 * 3_600, integer: true }) * 1000,
     ...(dynamoDbEndpoint === undefined ? {} : { dynamoDbEndpoint }),
     logLevel,

@@ -1,6 +1,6 @@
 // A pass, as both entry points run it: take the lease, load the state, read the cluster, observe what
 // changed since the last pass, decide, persist, and (for the Lambda) act. The CLI's `plan --state` and
-// the Lambda share this code; only the adapters handed in differ (CONTRACT section 1).
+// the Lambda share this code; only the adapters handed in differ.
 import { clusterLowerBound } from '../core/efficiency/lowerBound.ts';
 import type { ReplacementBound } from '../core/disruption/sizeBound.ts';
 import { buildPlan } from '../core/buildPlan.ts';
@@ -22,10 +22,11 @@ import type { StateStore } from '../core/state/ports.ts';
 import { emptyPassState, type NodeState, type PassState } from '../core/state/types.ts';
 import { minimumLifetimeOk, noChangeSkip, recordSearch, stabilizationHold } from '../core/state/windows.ts';
 import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
-import { planAroundInFlight } from '../core/disruption/inFlight.ts';
-import { karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
+import { planAroundInFlight, unplacedNote } from '../core/disruption/inFlight.ts';
+import { karpenterConflictNotes, karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
 import { actuatorNotes, chooseActuators, type ActuatorSetting } from '../core/disruption/actuatorChoice.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
+import type { PreferencePolicy } from '../core/scheduling/preferences.ts';
 import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
 import { parseDetail } from './act/commandDetail.ts';
 import { ledgerEntryFor } from '../core/state/ledger.ts';
@@ -72,12 +73,14 @@ export interface PassSettings {
    */
   readonly planWaves?: PlanWaves;
   /**
-   * Record the pass in the store's ledger (issue 12), when the store keeps one. Default: for real passes
-   * (not dry runs). The replay turns it off: its passes are simulated.
+   * Record the pass in the store's ledger (docs/replay.md, "The Lambda's ledger"), when the store keeps
+   * one. Default: for real passes (not dry runs). The replay turns it off: its passes are simulated.
    */
   readonly ledger?: boolean;
   /** The most nodes one decision disrupts (`MAX_NODES_PER_COMMAND`; default 100, core/disruption/commandCap.ts). */
   readonly maxNodesPerCommand?: number;
+  /** Karpenter's preference policy (`PREFERENCE_POLICY`; default Respect, core/scheduling/preferences.ts). */
+  readonly preferencePolicy?: PreferencePolicy;
   /**
    * Which actuator acts on the pools (`ACTUATOR`, default `auto`: Karpenter NodeClaims where Karpenter
    * serves the pool, EC2 launch templates elsewhere; core/disruption/actuatorChoice.ts). The choice per
@@ -173,9 +176,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       presence: settings.karpenterPresence ?? 'auto',
       poolsFromCluster: settings.nodePoolsFromCluster ?? false,
     });
-    for (const [pool, why] of conflicts) {
-      if (inScope(settings.scope)(pools.get(pool)!)) notes.push(settings.dryRun ? `a real run would not act on NodePool "${pool}": ${why}` : why);
-    }
+    notes.push(...karpenterConflictNotes(nodePools.filter(inScope(settings.scope)), conflicts, settings.dryRun));
     // Which actuator carries out each in-scope pool's decisions: in the plan, for the actuator and a person.
     const scopedPools = nodePools.filter(inScope(settings.scope));
     const actuators = chooseActuators({
@@ -198,11 +199,8 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       replacementPool: (cmd) => parseDetail(cmd.detail).pool,
       simulatorFactory: createSimulator,
     });
-    if (view.unplaced.length > 0) {
-      notes.push(
-        `${view.unplaced.length} pod(s) of unfinished disruption commands have no place yet (${view.unplaced.slice(0, 3).map((p) => `${p.namespace}/${p.name}`).join(', ')}${view.unplaced.length > 3 ? ', ...' : ''}): nothing new is decided until they do`,
-      );
-    }
+    const unplaced = unplacedNote(view);
+    if (unplaced !== undefined) notes.push(unplaced);
     const passInput = {
       cluster: view.cluster,
       nodePools,
@@ -215,19 +213,22 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       extraReasons: (node: Node) => [
         ...(node.ready && !minimumLifetimeOk(node, nowMs) ? ['node has been Ready for less than the 5-minute minimum node lifetime'] : []),
         ...(view.nominated.has(node.name) ? [`receives pods of unfinished command ${view.nominated.get(node.name)}, so it is left alone until they settle`] : []),
+        ...(view.nominatedForDeleting.has(node.name) ? [`receives pods of node ${view.nominatedForDeleting.get(node.name)}, which is being deleted, so it is left alone until they settle`] : []),
         ...(leftToKarpenter(node) === undefined ? [] : [leftToKarpenter(node)!]),
       ],
       poolFilter: inScope(settings.scope),
       ...(settings.replacementBound === undefined ? {} : { replacementBound: settings.replacementBound }),
       ...(settings.maxNodesPerCommand === undefined ? {} : { maxNodesPerCommand: settings.maxNodesPerCommand }),
+      ...(settings.preferencePolicy === undefined ? {} : { preferencePolicy: settings.preferencePolicy }),
       methods: view.unplaced.length > 0 ? ([] as const) : settings.scope === 'emptiness' ? (['emptiness'] as const) : undefined,
     };
 
-    // Seed 000: after an action, wait while pods are pending or controllers are short of ready replicas.
+    // Karpenter's consolidation design: after an action, wait while pods are pending or controllers are
+    // short of ready replicas.
     const hold = stabilizationHold(cluster, previous, nowMs);
-    // Seed 000 polling: nothing changed since a search that found nothing: skip the search. The
-    // fingerprint includes which nodes are candidates and what the budgets allow now, so a node
-    // crossing consolidateAfter or a budget window opening counts as a change.
+    // Polling (Karpenter's consolidation design): nothing changed since a search that found nothing:
+    // skip the search. The fingerprint includes which nodes are candidates and what the budgets allow
+    // now, so a node crossing consolidateAfter or a budget window opening counts as a change.
     const probe = runConsolidationPass({ ...passInput, methods: [] });
     const fingerprint = clusterFingerprint(cluster, nodePools, candidateNames(probe), budgetsNow(cluster, nodePools, nowMs));
     const skip = hold.hold ? { skip: false } : noChangeSkip(fingerprint, previous, nowMs);
@@ -242,7 +243,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       for (const name of probe.evaluated) heldReasons.set(name, [why]);
     } else {
       outcome = runConsolidationPass({ ...passInput, verdicts: probe.verdicts });
-      // Where the later passes are expected to go once this plan is carried out (issue 11 item 6).
+      // Where the later passes are expected to go once this plan is carried out (laterWaves.ts).
       const limits = limitsFor(settings.planWaves ?? 0, outcome);
       if (limits) projection = projectLaterWaves(passInput, outcome, limits);
     }

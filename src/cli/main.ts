@@ -1,5 +1,5 @@
-// `eks-consolidator plan ...` (CONTRACT section 1). Exit codes: 0 plan produced, 2 bad input, 1 internal,
-// 3 the --state file is in use by another run.
+// `eks-consolidator plan ...` (docs/file-formats.md). Exit codes: 0 plan produced, 2 bad input, 1
+// internal, 3 the --state file is in use by another run.
 import { parseArgs } from 'node:util';
 import { parseReplacementBound } from '../core/disruption/sizeBound.ts';
 import { parsePlanWaves } from '../core/disruption/laterWaves.ts';
@@ -19,6 +19,7 @@ import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import { readClusterStdin, STDIN } from './stdin.ts';
 import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH, renderTable } from './table.ts';
 import { packageVersion } from './version.ts';
+import { parsePreferencePolicy } from '../core/scheduling/preferences.ts';
 import { replayCommand } from './replay.ts';
 
 const USAGE = `usage: eks-consolidator plan [CLUSTER_FILE | -] [--cluster FILE] [--catalog FILE] [--config FILE]
@@ -26,6 +27,7 @@ const USAGE = `usage: eks-consolidator plan [CLUSTER_FILE | -] [--cluster FILE] 
                              [--wide] [--show-moves] [--color auto|always|never]
                              [--feature-gates NAME=BOOL,...] [--max-nodes-per-command N]
                              [--actuator auto|karpenter|ec2] [--karpenter auto|present|absent]
+                             [--preference-policy Respect|Ignore]
        eks-consolidator replay [options]       (eks-consolidator replay --help)
        eks-consolidator --help | --version`;
 
@@ -43,7 +45,7 @@ Inputs (each file is JSON or a multi-document YAML stream):
   --catalog FILE      instance types with capacity and offerings {zone, capacityType, price $/hour}
                       default: the bundled us-east-1 catalog
   --config FILE       karpenter.sh/v1 NodePool objects
-                      default: one NodePool "default" with the defaults of README "File formats"
+                      default: one NodePool "default" with the defaults of docs/file-formats.md
                       (with none of the three inputs: the embedded demo, its own NodePools included)
   --state FILE        keeps pod-event times, grace periods and emptiness times between runs, as the
                       Lambda keeps them in DynamoDB; a missing file is an empty state. default: none
@@ -61,6 +63,11 @@ Inputs (each file is JSON or a multi-document YAML stream):
   --karpenter K       whether Karpenter runs in the cluster: auto (a pool's nodes carry Karpenter's
                       registration labels), present or absent
                       default: the KARPENTER variable, else auto
+  --preference-policy P
+                      Karpenter's setting of that name: Respect holds each moved pod to its preferred
+                      node/pod affinity and ScheduleAnyway spread, giving them up one by one only when
+                      it fits nowhere; Ignore reads only what pods require
+                      default: the PREFERENCE_POLICY variable, else Respect
 
 Output:
   -o, --format F      json (default): the plan as JSON, the shape other tools read
@@ -75,8 +82,9 @@ Output:
 
 Environment:
   FEATURE_GATES       as --feature-gates, when the flag is not given
-  MAX_NODES_PER_COMMAND, ACTUATOR, KARPENTER
-                      as --max-nodes-per-command, --actuator and --karpenter, when the flag is not given
+  MAX_NODES_PER_COMMAND, ACTUATOR, KARPENTER, PREFERENCE_POLICY
+                      as --max-nodes-per-command, --actuator, --karpenter and --preference-policy,
+                      when the flag is not given
   NO_COLOR            any non-empty value: no colour
   REPLACEMENT_BOUND   how large a replacement may be: a scale of the largest node a move removes,
                       optionally with maxPods=N (e.g. 3,maxPods=110), or off. default: 2
@@ -156,6 +164,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         'max-nodes-per-command': { type: 'string' },
         actuator: { type: 'string' },
         karpenter: { type: 'string' },
+        'preference-policy': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean' },
       },
@@ -197,8 +206,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const maxNodesPerCommand = fromFlagOrEnv('max-nodes-per-command', 'MAX_NODES_PER_COMMAND', parseMaxNodesPerCommand);
   const actuator = fromFlagOrEnv('actuator', 'ACTUATOR', parseActuatorSetting);
   const karpenterPresence = fromFlagOrEnv('karpenter', 'KARPENTER', parseKarpenterPresence);
+  const preferencePolicy = fromFlagOrEnv('preference-policy', 'PREFERENCE_POLICY', parsePreferencePolicy);
 
-  // CONTRACT section 1: no inputs at all plans the embedded demo; otherwise a missing --cluster is the
+  // No inputs at all plans the embedded demo; otherwise a missing --cluster is the
   // demo's cluster, a missing --catalog the bundled catalog, a missing --config one default NodePool.
   const useDemo = values.cluster === undefined && values.catalog === undefined && values.config === undefined;
   const demoCluster = values.cluster === undefined;
@@ -206,7 +216,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const catalogPath = (values.catalog as string | undefined) ?? bundledCatalogPath;
   const configPath = (values.config as string | undefined) ?? (useDemo ? demoNodePoolsPath : undefined);
 
-  // Read every input before touching the state file, so bad input writes nothing (CONTRACT section 1).
+  // Read every input before touching the state file, so bad input writes nothing (docs/file-formats.md,
+  // "Bad input").
   const [recorded, catalog, nodePools] = await Promise.all([
     clusterPath === STDIN ? readClusterStdin(io) : readClusterFile(clusterPath),
     readCatalogFile(catalogPath),
@@ -224,7 +235,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       { readCluster: async () => cluster, loadCatalog: async () => ({ catalog, warnings: [] }), loadNodePools: async () => nodePools, ...(store ? { state: store } : {}) },
       // A plan is a dry run: it only ever writes the state file, and only when asked to. The file's lease
       // is held in wall-clock time, whatever --now says, by this process (a killed run's lease is broken).
-      { nowMs, gates, replacementBound, planWaves, maxNodesPerCommand, actuator, karpenterPresence, nodePoolsFromCluster: false, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
+      { nowMs, gates, replacementBound, planWaves, maxNodesPerCommand, preferencePolicy, actuator, karpenterPresence, nodePoolsFromCluster: false, dryRun: true, persistState: store !== undefined, scope: 'all', owner: `cli-${localProcessId()}`, leaseTtlMs: 10 * 60_000, leaseNowMs: io.clock(), notes },
     );
   let result = await pass();
   // Another run is using the state file: wait a little for it, never print an empty plan as a success.

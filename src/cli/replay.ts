@@ -1,8 +1,8 @@
 // `eks-consolidator replay ...`: pass after pass of the product on a simulated cluster, and what-if
-// comparisons of NodePool configs over the same timeline (issue 12). See README "Replay and what-if".
+// comparisons of NodePool configs over the same timeline. See docs/replay.md.
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundledCatalogPath, DEMO_RECORDED_AT, demoClusterPath, demoNodePoolsPath } from '../adapters/catalog/bundledPaths.ts';
 import { readCatalogFile, readClusterFile, readNodePoolsFile } from '../adapters/files/index.ts';
@@ -89,6 +89,8 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
 
   const format = values.format as string;
   if (format !== 'json' && format !== 'table' && format !== 'html') throw new InputError('', '--format', `"${format}" is not json, table or html`);
+  // Checked before any work: a replay of hundreds of passes should not end in a write that cannot happen.
+  await requireOutDirectory(values.out as string | undefined);
   const ledgerPath = values['from-ledger'] as string | undefined;
   if (ledgerPath !== undefined) {
     const simulated = ['cluster', 'catalog', 'config', 'compare', 'passes', 'churn', 'now'].filter((flag) => values[flag] !== undefined);
@@ -171,6 +173,16 @@ async function emit(report: ReplayReport, format: string, out: string | undefine
     await writeFile(out, text);
     io.stderr(`eks-consolidator: replay written to ${out}\n`);
   }
+}
+
+/** `--out` must name a file in a directory that exists (the replay does not create directories). */
+async function requireOutDirectory(out: string | undefined): Promise<void> {
+  if (out === undefined) return;
+  if (out === '') throw new InputError('', '--out', 'is empty: give the path of the file to write');
+  const dir = dirname(out);
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new InputError('', '--out', `directory ${dir} does not exist (create it first, or write the report elsewhere)`);
+  if ((await stat(out).catch(() => undefined))?.isDirectory()) throw new InputError('', '--out', `${out} is a directory; give a file name`);
 }
 
 function integer(flag: string, text: string, min: number, max: number): number {

@@ -10,6 +10,7 @@ import { HOURS_PER_MONTH, type Decision, type Plan, type PlanEfficiency, type Pl
 import { describeActuator } from '../core/disruption/actuatorChoice.ts';
 import type { ActuatorKind } from '../core/ports/actuator.ts';
 import { balancedLines } from './balancedTable.ts';
+import { fallbackNote, fitLine, grid, listWithCount, painter, wrap, type Cell, type Column, type Fallback, type Paint, type Style } from './layout.ts';
 
 export const DEFAULT_TABLE_WIDTH = 120;
 export const MIN_TABLE_WIDTH = 60;
@@ -66,106 +67,6 @@ export function memoryPair(requestedBytes: number, allocatableBytes: number): st
 const percent = (part: number, whole: number) => (whole > 0 ? `${Math.round((100 * part) / whole)}%` : '-');
 
 // ---------------------------------------------------------------------------------------------------
-// Colour
-
-const ANSI = { bold: '1', dim: '2', red: '31', green: '32', yellow: '33', cyan: '36' } as const;
-type Style = keyof typeof ANSI;
-
-function painter(enabled: boolean) {
-  return (style: Style, text: string) => (enabled && text !== '' ? `\u001b[${ANSI[style]}m${text}\u001b[0m` : text);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Layout helpers
-
-/** Cuts text to `max` columns with an ellipsis. */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return max <= 1 ? text.slice(0, max) : `${text.slice(0, max - 1)}…`;
-}
-
-/** Words of `text` in lines of at most `width` columns, each after `indent` (a first line may be shorter). */
-function wrap(text: string, width: number, indent: string, firstIndent = indent): string[] {
-  const lines: string[] = [];
-  let line = firstIndent;
-  let lineStart = true;
-  for (const word of text.split(/\s+/).filter((w) => w !== '')) {
-    const candidate = lineStart ? `${line}${word}` : `${line} ${word}`;
-    if (!lineStart && candidate.length > width) {
-      lines.push(line);
-      line = `${indent}${word}`;
-    } else {
-      line = candidate;
-    }
-    lineStart = false;
-  }
-  if (!lineStart) lines.push(line);
-  return lines.map((l) => (l.length > width ? cut(l, width) : l));
-}
-
-/** As many items as fit in `max` columns, then `+N more`. */
-function listWithCount(items: readonly string[], max: number): string {
-  const all = items.join(', ');
-  if (all.length <= max) return all;
-  for (let n = items.length - 1; n >= 1; n--) {
-    const text = `${items.slice(0, n).join(', ')} +${items.length - n} more`;
-    if (text.length <= max) return text;
-  }
-  return `${cut(items[0] ?? '', Math.max(1, max - 8))} +${items.length - 1} more`;
-}
-
-interface Column {
-  readonly header: string;
-  /** May be cut with "…" when the row is too wide. */
-  readonly shrinkable?: boolean;
-  /** Never cut below this. */
-  readonly minWidth?: number;
-  readonly align?: 'right';
-}
-
-interface Cell {
-  readonly text: string;
-  readonly style?: Style;
-}
-
-/**
- * Spaces before column `i`: two; in a tight grid one before a right-aligned (numeric) column, whose
- * own padding mostly separates it (the node table needs those columns to fit in 120).
- */
-const gapBefore = (columns: readonly Column[], i: number, tight = false) => (i === 0 ? 0 : tight && columns[i]!.align === 'right' ? 1 : 2);
-
-/**
- * Rows under kubectl-style headers. When the rows are wider than `width`, the
- * shrinkable columns are narrowed (widest first) down to their minimum.
- */
-function grid(columns: readonly Column[], rows: readonly (readonly Cell[])[], width: number, paint: ReturnType<typeof painter>, tight = false): string[] {
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => r[i]?.text.length ?? 0)));
-  const total = () => widths.reduce((s, w, i) => s + w + gapBefore(columns, i, tight), 0);
-  while (total() > width) {
-    let widest = -1;
-    columns.forEach((c, i) => {
-      const floor = Math.max(c.minWidth ?? 8, c.header.length);
-      if (c.shrinkable && widths[i]! > floor && (widest < 0 || widths[i]! > widths[widest]!)) widest = i;
-    });
-    if (widest < 0) break;
-    widths[widest] = Math.max(Math.max(columns[widest]!.minWidth ?? 8, columns[widest]!.header.length), widths[widest]! - (total() - width));
-  }
-  const line = (cells: readonly Cell[], header: boolean) =>
-    cells
-      .map((cell, i) => {
-        const w = widths[i]!;
-        const text = cut(cell.text, w);
-        const last = i === cells.length - 1;
-        const padded = columns[i]!.align === 'right' ? text.padStart(w) : last ? text : text.padEnd(w);
-        const styled = header ? paint('bold', padded) : cell.style ? paint(cell.style, padded) : padded;
-        return `${' '.repeat(gapBefore(columns, i, tight))}${styled}`;
-      })
-      .join('')
-      .trimEnd();
-  return [line(columns.map((c) => ({ text: c.header })), true), ...rows.map((r) => line(r, false))];
-}
-
-// ---------------------------------------------------------------------------------------------------
 // The table
 
 type Outcome = 'delete' | 'replace' | 'kept' | 'blocked';
@@ -188,26 +89,38 @@ function sharedSuffix(names: readonly string[]): string {
 }
 
 /**
- * The plan's efficiency (issue 11, core/efficiency): where the plan ends against the lower bound no plan
- * can beat, what is left above it, and what keeps nodes where they are. Empty when the plan has none.
+ * The plan's efficiency (core/efficiency): where the plan ends, the lower bound no plan can beat, and
+ * the gap between them read as what it is: the most a better packing could still save, not a saving
+ * anyone expects (the projected later passes say what is expected). Empty when the plan has none.
  */
-function efficiencyLines(e: PlanEfficiency | undefined): string[] {
+function efficiencyLines(e: PlanEfficiency | undefined, p: PlanProjection | undefined): string[] {
   if (e === undefined) return [];
-  const perHour = (n: number) => `${money(n)}/hr`;
-  // Every node of the cluster (those outside NodePools too, as the bound counts them).
-  const end = `all nodes end at ${perHour(e.endCostPerHour)} (from ${perHour(e.startCostPerHour)})`;
+  const perHour = (n: number | null) => `${money(n)}/hr`;
   const lines: string[] = [];
-  if (e.lowerBoundPerHour === null) {
-    lines.push(`efficiency: ${end}; no lower bound (no capacity the NodePools allow holds the pods)`);
+  if (e.unpricedNodes !== undefined) {
+    // Start, end and bound all leave the unpriced nodes out: a ratio of those would mean nothing.
+    lines.push(`efficiency: no figure: ${e.unpricedNodes} node(s) have no price in the catalog (see the notes)`);
   } else {
-    const ratio = e.ratio === null ? '' : `, ${e.ratio.toFixed(3)}x`;
-    lines.push(`efficiency: ${end}${ratio} the lower bound ${perHour(e.lowerBoundPerHour)}: ${perHour(e.leftPerHour ?? 0)} left`);
+    // Every node of the cluster (those outside NodePools too, as the bound counts them).
+    const end = `this plan ends at ${perHour(e.endCostPerHour)} for all nodes (from ${perHour(e.startCostPerHour)})`;
+    if (e.lowerBoundPerHour === null) {
+      lines.push(`efficiency: ${end}; no lower bound (no capacity the NodePools allow holds the pods)`);
+    } else {
+      const ratio = e.ratio === null ? '' : ` (${e.ratio.toFixed(3)}x it)`;
+      const expected = p === undefined ? '' : `; the later passes projected below are expected to save ${perHour(p.savingsPerHour)} of that`;
+      lines.push(
+        `efficiency: ${end}; no packing the NodePools allow ends below ${perHour(e.lowerBoundPerHour)}${ratio}, ` +
+          `so a better packing could save at most ${perHour(e.leftPerHour)} more${expected}`,
+      );
+    }
   }
   const held = Object.entries(e.heldBack)
     .filter(([, v]) => v.nodes > 0)
     .sort((a, b) => b[1].pricePerHour - a[1].pricePerHour || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([cause, v]) => `${cause} ${v.nodes} (${perHour(v.pricePerHour)})`);
-  if (held.length > 0) lines.push(`nodes held back: ${held.join(', ')}`);
+    // With nodes of unknown price, a sum of the others' prices would read as the group's cost.
+    .map(([cause, v]) => (e.unpricedNodes === undefined ? `${cause} ${v.nodes} (${perHour(v.pricePerHour)})` : `${cause} ${v.nodes}`));
+  const heading = e.unpricedNodes === undefined ? 'nodes kept, by first reason, with what they cost (not what moving them would save)' : 'nodes kept, by first reason';
+  if (held.length > 0) lines.push(`${heading}: ${held.join(', ')}`);
   return lines;
 }
 
@@ -226,16 +139,18 @@ function actuatorLines(actuators: Plan['actuators']): string[] {
   return [`acting through: ${groups}`, ...entries.map(([pool, a]) => `  ${pool}: ${a.actuator}, ${a.why}`)];
 }
 
-/** The later waves in one summary line (issue 11 item 6); empty when the plan projects none. */
+/** The later waves in one summary line; empty when the plan projects none. */
 function projectionLines(p: PlanProjection | undefined): string[] {
   if (p === undefined) return [];
   const perHour = (n: number | null) => `${money(n)}/hr`;
   const stopped = p.stoppedBecause === 'settled' ? '' : ` (projection cut short: ${p.stoppedBecause}; PLAN_WAVES sets it)`;
   if (p.waves.length === 0) return [`later passes: nothing more is expected after this plan${stopped}`];
   const ratio = p.ratio === null ? '' : `, ${p.ratio.toFixed(3)}x the lower bound`;
+  const unknown = p.unpricedDecisions === undefined ? '' : ` (${p.unpricedDecisions} decision(s) of unknown price)`;
+  const waited = p.waves.some((w) => w.waitedFor !== undefined) ? ', after a scheduled budget of zero ends' : '';
   return [
-    `later passes (projected, not acted on now): ${p.waves.length} more wave(s), ${p.nodesDisrupted} node(s), ${p.podsEvicted} pod(s), ` +
-      `saving ${perHour(p.savingsPerHour)} more; all nodes would end at ${perHour(p.endCostPerHour)}${ratio}${stopped}`,
+    `later passes (projected, not acted on now): ${p.waves.length} more wave(s)${waited}, ${p.nodesDisrupted} node(s), ${p.podsEvicted} pod(s), ` +
+      `saving ${perHour(p.savingsPerHour)} more${unknown}; all nodes would end at ${perHour(p.endCostPerHour)}${ratio}${stopped}`,
   ];
 }
 
@@ -249,6 +164,15 @@ function waveLines(p: PlanProjection | undefined, layout: { wide: boolean; width
   const out: string[] = wrap('LATER WAVES, projected: what the next passes are expected to do once this plan is carried out (each pass decides again)', width, '  ', '');
   for (const wave of p.waves) {
     out.push(`  wave ${wave.wave} (${wave.evaluatedAt}): ${wave.decisions.length} decision(s), saving ${money(wave.savingsPerHour)}/hr`);
+    // Why the wave comes when it does, and what it undoes: a freeze waited for, a launch replaced again
+    // soon after (the regret replay counts), pods evicted again right after they moved.
+    const why: string[] = [];
+    if (wave.waitedFor !== undefined) why.push(`waits: ${wave.waitedFor}`);
+    for (const r of wave.relaunched ?? []) why.push(`regret: disrupts ${short(r.node)}, launched by this plan at ${r.launchedAt}`);
+    if (wave.evictedAgain !== undefined) {
+      why.push(`evicts again ${wave.evictedAgain.length} pod(s) the wave before moved (kube-scheduler is expected to have put them on these nodes): ${wave.evictedAgain.join(', ')}`);
+    }
+    for (const text of why) out.push(...(wide ? [`    ${text}`] : wrap(text, width, '      ', '    ')));
     const shown = wide ? wave.decisions : wave.decisions.slice(0, MAX_WAVE_DECISIONS);
     for (const d of shown) {
       const launch = d.replacements.map((r) => `${r.capacityType} ${r.instanceTypes[0] ?? '?'}`).join(' + ');
@@ -281,7 +205,9 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
   // Summary: what a person checks first.
   const counts: Record<Outcome, number> = { delete: 0, replace: 0, kept: 0, blocked: 0 };
   for (const node of plan.nodes) counts[outcomeOf(node, plan)] += 1;
-  const savingsPerHour = plan.summary?.savingsPerHour ?? plan.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
+  // A decision of unknown savings makes the total no figure ("?"), never $0.
+  const unpricedDecisions = plan.summary ? (plan.summary.unpricedDecisions ?? 0) : plan.decisions.filter((d) => d.savingsPerHour === null).length;
+  const savingsPerHour = plan.summary ? plan.summary.savingsPerHour : unpricedDecisions > 0 ? null : plan.decisions.reduce((s, d) => s + (d.savingsPerHour ?? 0), 0);
   const podsToMove = plan.summary?.podsEvicted ?? plan.decisions.reduce((s, d) => s + d.evictedPods.length, 0);
   out.push(paint('bold', 'SUMMARY'));
   out.push(
@@ -290,7 +216,11 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
   );
   const outside = plan.summary?.nodesOutsideNodePools ?? 0;
   if (outside > 0) out.push(`  ${outside} node(s) without a karpenter.sh/nodepool label: never disrupted, not listed (they still receive pods)`);
-  out.push(`  savings ${paint('green', `${money(savingsPerHour)} per hour, ${monthly(savingsPerHour)} per month`)} (${HOURS_PER_MONTH} h)`);
+  if (savingsPerHour === null) {
+    const known = plan.summary?.knownSavingsPerHour;
+    const rest = unpricedDecisions < plan.decisions.length && known !== undefined ? `; the other decision(s) save ${money(known)} per hour` : '';
+    out.push(...wrap(`savings ? per hour: ${unpricedDecisions} decision(s) remove nodes of unknown price${rest}`, width, '    ', '  '));
+  } else out.push(`  savings ${paint('green', `${money(savingsPerHour)} per hour, ${monthly(savingsPerHour)} per month`)} (${HOURS_PER_MONTH} h)`);
   const withUsage = plan.nodes.filter((n) => n.usage !== undefined);
   if (withUsage.length > 0) {
     const sum = (f: (n: PlanNode) => number) => withUsage.reduce((s, n) => s + f(n), 0);
@@ -311,7 +241,7 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
   }
   // A pool's own line sits under the "acting through" line.
   for (const line of actuatorLines(plan.actuators)) out.push(...(line.startsWith('  ') ? wrap(line, width, '        ', '    ') : wrap(line, width, '    ', '  ')));
-  for (const line of efficiencyLines(plan.efficiency)) out.push(...wrap(line, width, '    ', '  '));
+  for (const line of efficiencyLines(plan.efficiency, plan.projection)) out.push(...wrap(line, width, '    ', '  '));
   for (const line of projectionLines(plan.projection)) out.push(...wrap(line, width, '    ', '  '));
   out.push('');
 
@@ -323,32 +253,46 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
     out.push(...decisionLines(plan, { wide, width, paint, short, showMoves: options.showMoves === true }));
   }
   // Balanced pools: the scores of the moves taken and refused (none when no move was scored).
-  out.push(...balancedLines(plan, plainColumns));
+  out.push(...balancedLines(plan, { width, paint, short }));
   out.push('');
   const waves = waveLines(plan.projection, { wide, width, short });
   if (waves.length > 0) out.push(...waves, '');
 
   // Nodes, grouped by outcome.
   out.push(`${paint('bold', 'NODES')} (CPU and MEMORY: requested by the pods / allocatable, and the share requested)`);
-  if (plan.nodes.length === 0) out.push('  none: no node carries a karpenter.sh/nodepool label (see README, Troubleshooting)');
+  if (plan.nodes.length === 0) out.push('  none: no node carries a karpenter.sh/nodepool label (see README.md, "Troubleshooting")');
   else out.push(...nodeLines(plan, { wide, width, paint, short }));
-  return `${out.join('\n')}\n`;
-}
-
-/** Rows padded into columns, two spaces apart (the first row is the header). */
-function plainColumns(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  // Every section lays itself out in `width`; this catches any line that did not (a summary sentence).
+  return `${(wide ? out : out.flatMap((line) => fitLine(line, width))).join('\n')}\n`;
 }
 
 interface Layout {
   readonly wide: boolean;
   readonly width: number;
-  readonly paint: ReturnType<typeof painter>;
+  readonly paint: Paint;
   readonly short: (name: string) => string;
 }
 
 const DECISION_INDENT = '    ';
+
+/**
+ * What the decision rows give up on a narrow terminal, in this order: the new price (the launch line
+ * under the row has it), the monthly savings (the hourly ones stay), the disruption reason (METHOD
+ * mostly implies it: emptiness is Empty), then the current price.
+ */
+export const DECISION_FALLBACKS: readonly Fallback[] = [{ drop: 'NEW $/HR' }, { drop: 'SAVES $/MONTH' }, { drop: 'REASON' }, { drop: 'NOW $/HR' }];
+
+/**
+ * What the node rows give up on a narrow terminal, in this order: the zone, the capacity type, CPU and
+ * MEMORY as their shares only (`30%`, not `575m/1930m 30%`), the pod count, then the price.
+ */
+export const NODE_FALLBACKS: readonly Fallback[] = [
+  { drop: 'ZONE' },
+  { drop: 'CAPACITY' },
+  { narrow: ['CPU', 'MEMORY'], as: 'as shares only' },
+  { drop: 'PODS' },
+  { drop: '$/HR' },
+];
 
 function decisionLines(plan: Plan, layout: Layout & { showMoves: boolean }): string[] {
   const { wide, width, paint, short } = layout;
@@ -380,12 +324,15 @@ function decisionLines(plan: Plan, layout: Layout & { showMoves: boolean }): str
       { text: d.savingsPerHour === null ? '?' : monthly(d.savingsPerHour), style: 'green' },
     ] satisfies Cell[] as Cell[];
   });
-  const used = columns.slice(0, -1).reduce((sum, c, i) => sum + gapBefore(columns, i) + Math.max(c.header.length, ...rows.map((r) => r[i]!.text.length)), 0);
-  const nodesMax = wide ? Number.POSITIVE_INFINITY : Math.max(16, width - used - 2);
-  plan.decisions.forEach((d, i) => rows[i]!.push({ text: listWithCount(d.nodes.map(short), nodesMax) }));
-  const [header, ...lines] = grid(columns, rows, width, paint);
+  // The node list takes the columns left over, cut with a count ("+4 more") rather than "…".
+  plan.decisions.forEach((d, i) => {
+    const names = d.nodes.map(short);
+    rows[i]!.push({ text: names.join(', '), fit: (max) => listWithCount(names, max) });
+  });
+  const g = grid(columns, rows, width, paint, { fallbacks: DECISION_FALLBACKS });
+  const [header, ...lines] = g.lines;
   plan.decisions.forEach((d, i) => blocks.push([lines[i]!, ...decisionDetail(d, layout)]));
-  return [header!, ...blocks.flat()];
+  return [...fallbackNote(g, width).map((l) => paint('dim', l)), header!, ...blocks.flat()];
 }
 
 function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): string[] {
@@ -435,10 +382,10 @@ function nodeLines(plan: Plan, layout: Layout): string[] {
     return byOutcome !== 0 ? byOutcome : (a.decision ?? 0) - (b.decision ?? 0);
   });
   const columns: Column[] = [
-    { header: 'NODE', shrinkable: true, minWidth: 14 },
-    { header: 'POOL', shrinkable: true, minWidth: 6 },
+    { header: 'NODE', shrinkable: true, minWidth: 14, softMinWidth: 15 },
+    { header: 'POOL', shrinkable: true, minWidth: 6, softMinWidth: 10 },
     { header: 'ZONE' },
-    { header: 'TYPE', shrinkable: true, minWidth: 11 },
+    { header: 'TYPE', shrinkable: true, minWidth: 11, softMinWidth: 13 },
     { header: 'CAPACITY' },
     { header: 'CPU', align: 'right' },
     { header: 'MEMORY', align: 'right' },
@@ -457,8 +404,11 @@ function nodeLines(plan: Plan, layout: Layout): string[] {
       { text: n.zone ?? '?' },
       { text: n.instanceType ?? '?' },
       { text: n.capacityType ?? '?' },
-      { text: u ? `${cpuPair(u.cpuRequestedMillis, u.cpuAllocatableMillis)} ${percent(u.cpuRequestedMillis, u.cpuAllocatableMillis)}` : '?' },
-      { text: u ? `${memoryPair(u.memoryRequestedBytes, u.memoryAllocatableBytes)} ${percent(u.memoryRequestedBytes, u.memoryAllocatableBytes)}` : '?' },
+      { text: u ? `${cpuPair(u.cpuRequestedMillis, u.cpuAllocatableMillis)} ${percent(u.cpuRequestedMillis, u.cpuAllocatableMillis)}` : '?', narrow: u ? percent(u.cpuRequestedMillis, u.cpuAllocatableMillis) : '?' },
+      {
+        text: u ? `${memoryPair(u.memoryRequestedBytes, u.memoryAllocatableBytes)} ${percent(u.memoryRequestedBytes, u.memoryAllocatableBytes)}` : '?',
+        narrow: u ? percent(u.memoryRequestedBytes, u.memoryAllocatableBytes) : '?',
+      },
       { text: u ? String(u.pods) : '?' },
       { text: n.pricePerHour === undefined ? '?' : n.pricePerHour.toFixed(4) },
       { text: n.decision !== undefined ? `${outcome} #${n.decision + 1}` : outcome, ...(OUTCOME_STYLE[outcome] ? { style: OUTCOME_STYLE[outcome] } : {}) },
@@ -466,8 +416,9 @@ function nodeLines(plan: Plan, layout: Layout): string[] {
     if (wide) cells.push({ text: whyOf(n) });
     return cells;
   });
-  const [header, ...lines] = grid(columns, rows, width, paint, true);
-  const out = [header!];
+  const g = grid(columns, rows, width, paint, { tight: true, fallbacks: NODE_FALLBACKS });
+  const [header, ...lines] = g.lines;
+  const out = [...fallbackNote(g, width).map((l) => paint('dim', l)), header!];
   nodes.forEach((n, i) => {
     out.push(lines[i]!);
     // Disrupted nodes point at their decision (the why is there); the others say why on their own line.

@@ -1,4 +1,4 @@
-// Turns a pass's outcome into the plan of CONTRACT section 5.
+// Turns a pass's outcome into the plan (docs/file-formats.md, "The plan").
 import type { PassOutcome } from './disruption/pass.ts';
 import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disruption/prices.ts';
 import { formatTime } from './disruption/text.ts';
@@ -59,7 +59,7 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const used = ctx.pods === undefined ? undefined : usageByNode(ctx.pods);
   for (const verdict of outcome.verdicts) {
     if (verdict.poolName === undefined) {
-      // Not in `nodes` (CONTRACT: one entry per node of a NodePool), but its price counts in `efficiency`.
+      // Not in `nodes` (one entry per node of a NodePool), but its price counts in `efficiency`.
       const price = nodePricePerHour(verdict.node, ctx.prices);
       if (price !== undefined) nodePrices.set(verdict.node.name, price);
       continue;
@@ -91,8 +91,10 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
       ...(used !== undefined ? { usage: nodeUsage(verdict.node, used.get(name)) } : {}),
     });
   }
-  // Decisions of unknown savings count as nothing here; a note says which nodes have no price.
-  const savingsPerHour = roundMoney(outcome.decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0));
+  // A decision of unknown savings makes the total no figure (never $0); what the others save is kept apart.
+  const knownSavings = roundMoney(actedSavings(outcome.decisions));
+  const unpricedDecisions = outcome.decisions.filter((d) => d.savingsPerHour === null).length;
+  const savingsPerHour = unpricedDecisions > 0 ? null : knownSavings;
   return {
     dryRun: ctx.dryRun,
     evaluatedAt: formatTime(ctx.nowMs),
@@ -102,7 +104,8 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
     notes: ctx.notes ?? [],
     summary: {
       savingsPerHour,
-      savingsPerMonth: Math.round(savingsPerHour * HOURS_PER_MONTH * 100) / 100,
+      savingsPerMonth: savingsPerHour === null ? null : Math.round(savingsPerHour * HOURS_PER_MONTH * 100) / 100,
+      ...(unpricedDecisions > 0 ? { knownSavingsPerHour: knownSavings, unpricedDecisions } : {}),
       nodesDisrupted: outcome.disruptedBy.size,
       podsEvicted: outcome.decisions.reduce((sum, d) => sum + d.evictedPods.length, 0),
       nodesOutsideNodePools: outcome.verdicts.filter((v) => v.poolName === undefined).length,
@@ -116,17 +119,33 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
 /** Savings of the decisions (a move of unknown savings counts as nothing). */
 const actedSavings = (decisions: readonly Decision[]): number => decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
 
+/** Decisions whose savings are unknown (a node of unknown price). */
+const unpriced = (decisions: readonly Decision[]): number => decisions.filter((d) => d.savingsPerHour === null).length;
+
 function planProjection(decisions: readonly Decision[], projection: WaveProjection, bound: LowerBound | undefined): PlanProjection {
   const waveSavings = projection.waves.map((w) => actedSavings(w.decisions));
-  const savings = waveSavings.reduce((sum, s) => sum + s, 0);
+  // Later waves only carry out moves a pass would take, each saving money: they never end above the
+  // pass's own end (a wave of negative savings would be a defect; it is not counted against the pass).
+  const savings = waveSavings.reduce((sum, s) => sum + Math.max(0, s), 0);
   const acted = projection.waves.flatMap((w) => w.decisions);
+  const unknown = unpriced(acted) + unpriced(decisions);
+  const priceless = unknown > 0 || (bound?.unpricedNodes?.length ?? 0) > 0;
   const start = bound?.startCostPerHour;
-  const end = start === undefined ? undefined : start - actedSavings(decisions) - savings;
+  const end = start === undefined || priceless ? undefined : start - actedSavings(decisions) - savings;
   const lower = bound?.lowerBoundPerHour;
   return {
-    waves: projection.waves.map((w, i) => ({ wave: w.wave, evaluatedAt: formatTime(w.atMs), savingsPerHour: roundMoney(waveSavings[i]!), decisions: w.decisions })),
+    waves: projection.waves.map((w, i) => ({
+      wave: w.wave,
+      evaluatedAt: formatTime(w.atMs),
+      savingsPerHour: unpriced(w.decisions) > 0 ? null : roundMoney(waveSavings[i]!),
+      decisions: w.decisions,
+      ...(w.waitedFor !== undefined ? { waitedFor: w.waitedFor } : {}),
+      ...(w.relaunched && w.relaunched.length > 0 ? { relaunched: w.relaunched.map((r) => ({ node: r.node, launchedAt: formatTime(r.launchedAtMs) })) } : {}),
+      ...(w.evictedAgain && w.evictedAgain.length > 0 ? { evictedAgain: w.evictedAgain } : {}),
+    })),
     stoppedBecause: projection.stoppedBecause,
-    savingsPerHour: roundMoney(savings),
+    savingsPerHour: unpriced(acted) > 0 ? null : roundMoney(savings),
+    ...(unpriced(acted) > 0 ? { unpricedDecisions: unpriced(acted) } : {}),
     endCostPerHour: end === undefined ? null : roundMoney(end),
     ratio: end === undefined || lower === undefined || lower <= 0 ? null : Math.round((end / lower) * 1000) / 1000,
     nodesDisrupted: acted.reduce((n, d) => n + d.nodes.length, 0),

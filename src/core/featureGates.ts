@@ -1,4 +1,4 @@
-// Karpenter's feature-gate syntax: `Name=true,Other=false` (CONTRACT section 1). Only the gates the
+// Karpenter's feature-gate syntax: `Name=true,Other=false`. Only the gates the
 // product knows are accepted, so that a typo is an error rather than a silent no-op.
 import { InputError } from './errors.ts';
 

@@ -1,5 +1,5 @@
-// The plan: what one pass would do and why (CONTRACT section 5). The CLI prints it; the Lambda returns it
-// from a dry run and executes its decisions otherwise.
+// The plan: what one pass would do and why (docs/file-formats.md, "The plan"). The CLI prints it; the
+// Lambda returns it from a dry run and executes its decisions otherwise.
 import type { CapacityType, DisruptionReason } from './model/types.ts';
 
 export type ConsolidationMethodName = 'emptiness' | 'single-node' | 'multi-node';
@@ -78,7 +78,7 @@ export interface Decision {
   readonly podDestinations?: Readonly<Record<string, string>>;
   /** Extension: a sentence a person can read. */
   readonly summary?: string;
-  /** Extension: set for a move Karpenter's methods cannot make (issue 11): m nodes into up to n new ones. */
+  /** Extension: set for a move Karpenter's methods cannot make: m nodes into up to n new ones. */
   readonly move?: 'm-to-n';
   /**
    * Extension: set when `MAX_NODES_PER_COMMAND` cut this move: `eligible` nodes were open to it (within
@@ -87,6 +87,11 @@ export interface Decision {
   readonly cappedAt?: DecisionCap;
   /** Extension: the Balanced scores that approved the move (absent when no source pool is Balanced). */
   readonly scores?: readonly ConsolidationScore[];
+  /**
+   * Extension: set when the replacement may run the pods on another CPU architecture than the removed
+   * nodes' `kubernetes.io/arch` (amd64 to arm64 or the reverse); `certain` when every allowed type does.
+   */
+  readonly architectureChange?: { readonly from: readonly string[]; readonly to: readonly string[]; readonly certain: boolean };
 }
 
 export interface PlanNode {
@@ -99,7 +104,7 @@ export interface PlanNode {
   readonly decision?: number;
   /** Extension: price of the node, $/hour, when known. */
   readonly pricePerHour?: number;
-  /** Extension: disruption cost (seed 003). */
+  /** Extension: disruption cost (Karpenter's savings-threshold design). */
   readonly disruptionCost?: number;
   readonly instanceType?: string;
   readonly capacityType?: CapacityType;
@@ -122,19 +127,26 @@ export interface NodeUsage {
 }
 
 /**
- * Extension (issue 11): the plan's end cost against a lower bound no plan can beat (an LP over the
- * offerings the pools allow, untouchable nodes kept), and what keeps nodes where they are.
+ * Extension (docs/quality.md, "The efficiency line"): the plan's end cost against a lower bound no plan
+ * can beat (an LP over the offerings the pools allow, untouchable nodes kept), and what keeps nodes
+ * where they are.
  */
 export interface PlanEfficiency {
   /** Priced nodes now, $/hour. */
   readonly startCostPerHour: number;
   /** After every decision of the plan, $/hour. */
   readonly endCostPerHour: number;
-  /** No plan can end below this, $/hour; null when no allowed capacity can cover the pods. */
+  /**
+   * No plan can end below this, $/hour; null when no allowed capacity can cover the pods, or when a node
+   * has no price (`unpricedNodes`: start, end and bound all leave it out, so they compare nothing).
+   */
   readonly lowerBoundPerHour: number | null;
-  /** endCostPerHour / lowerBoundPerHour (1.000 is the best possible). */
+  /** endCostPerHour / lowerBoundPerHour (1.000 is the best possible); null when either is no figure. */
   readonly ratio: number | null;
+  /** endCostPerHour - lowerBoundPerHour: the most any better packing could still save (an upper limit, not an expectation). */
   readonly leftPerHour: number | null;
+  /** Extension: nodes whose price is unknown (absent: none). */
+  readonly unpricedNodes?: number;
   /** Nodes no plan may touch (part of the bound). */
   readonly lockedCostPerHour: number;
   /** Nodes kept, by cause (pdb, doNotDisrupt, budget, threshold, kubeScheduler, consolidateAfter, ...). */
@@ -142,7 +154,7 @@ export interface PlanEfficiency {
 }
 
 /**
- * Extension (issue 11 item 6): what the passes after this one are expected to do once its decisions are
+ * Extension: what the passes after this one are expected to do once its decisions are
  * carried out (core/disruption/laterWaves.ts). Nothing here is acted on: every pass decides again from
  * the cluster it reads.
  */
@@ -154,8 +166,10 @@ export interface PlanProjection {
   readonly waves: readonly ProjectedWave[];
   /** Why the projection ends: `settled` (nothing more to do), or a limit (`PLAN_WAVES`). */
   readonly stoppedBecause: ProjectionStop;
-  /** Saved by the later waves, $/hour. */
-  readonly savingsPerHour: number;
+  /** Saved by the later waves, $/hour; null when a later decision's savings are unknown. */
+  readonly savingsPerHour: number | null;
+  /** Extension: later-wave decisions whose savings are unknown (absent: none). */
+  readonly unpricedDecisions?: number;
   /** Where this pass and its later waves lead: the start cost minus what they carry out, $/hour (null: no cost known). */
   readonly endCostPerHour: number | null;
   /** endCostPerHour / the plan's lower bound (efficiency), when there is one. */
@@ -168,8 +182,15 @@ export interface ProjectedWave {
   readonly wave: number;
   /** When the projection puts it: the previous wave carried out and every consolidateAfter wait over. */
   readonly evaluatedAt: string;
-  readonly savingsPerHour: number;
+  /** Null when a decision of the wave has no known savings (a node of unknown price). */
+  readonly savingsPerHour: number | null;
   readonly decisions: readonly Decision[];
+  /** Extension: the scheduled budget(s) that allowed no disruption before this wave, which waited for them to end. */
+  readonly waitedFor?: string;
+  /** Extension: nodes this wave disrupts that the plan launched earlier, and when (a launch regretted soon after). */
+  readonly relaunched?: readonly { readonly node: string; readonly launchedAt: string }[];
+  /** Extension: pods this wave evicts that an earlier wave (or this pass) had just moved. */
+  readonly evictedAgain?: readonly string[];
 }
 
 export interface Plan {
@@ -183,8 +204,12 @@ export interface Plan {
   readonly notes?: readonly string[];
   /** Extension: totals for a person. */
   readonly summary?: {
-    readonly savingsPerHour: number;
-    readonly savingsPerMonth: number;
+    /** Null when a decision's savings are unknown (a node of unknown price): the total is then no figure. */
+    readonly savingsPerHour: number | null;
+    readonly savingsPerMonth: number | null;
+    /** Extension, with null savings: what the decisions of known price save, $/hour, and how many have none. */
+    readonly knownSavingsPerHour?: number;
+    readonly unpricedDecisions?: number;
     readonly nodesDisrupted: number;
     readonly podsEvicted: number;
     /** Nodes without a `karpenter.sh/nodepool` label: never disrupted, not in `nodes`, still receive pods. */

@@ -10,3 +10,14 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A seeded Fisher-Yates shuffle (mulberry32): the same items and seed always give the same order. */
+export function seededShuffle<T>(items: readonly T[], seed: number): T[] {
+  const next = mulberry32(seed);
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}

@@ -30,7 +30,8 @@ import { actionMetrics, passMetrics, publishMetrics } from '../app/observability
 import type { ExecutionReport } from '../app/act/types.ts';
 import { runPass, type Actor, type PassScope } from '../app/runPass.ts';
 // Type-only: the wiring (and with it the AWS SDK and the Kubernetes client, most of the bundle) is
-// loaded on the first invocation, not when Lambda loads the module (README: cold start).
+// loaded on the first invocation, not when Lambda loads the module (the cold start figures of
+// docs/benchmarks.md, "Against the goals").
 import type { CatalogInfo, Runtime, WiringOverrides } from '../app/wiring.ts';
 import type { Plan } from '../core/plan.ts';
 
@@ -66,7 +67,7 @@ export interface PassInfo {
   readonly catalog?: { readonly source?: string; readonly pricesAsOf?: string };
 }
 
-/** The plan (CONTRACT section 5) with what this invocation did. */
+/** The plan (docs/file-formats.md, "The plan") with what this invocation did. */
 export type PassResponse = Plan & {
   readonly pass: PassInfo;
   /** Non-dry runs: what the actuator reported. */
@@ -230,6 +231,7 @@ export function createPassHandler(functionName: FunctionName, deps: HandlerDeps 
           nodePoolsFromCluster: cfg.nodePoolsSource.kind === 'kubernetes',
           actuator: cfg.actuator,
           maxNodesPerCommand: cfg.maxNodesPerCommand,
+          preferencePolicy: cfg.preferencePolicy,
         },
         actor,
       );

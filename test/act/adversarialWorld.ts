@@ -231,7 +231,7 @@ export function rows(actuator: ActuatorKind): Row[] {
     });
   }
   // `npm test` runs the most hostile row of each shape (the suite must stay under 6 minutes on two
-  // cores); `ADVERSARIAL_ALL=1` runs all twelve (the README's table).
+  // cores); `ADVERSARIAL_ALL=1` runs all twelve (the table in docs/safety.md).
   if (process.env['ADVERSARIAL_ALL'] === '1') return out;
   const everyTime = new Set(['sparse/chaos', 'oversized/never+lag', 'mixed/chaos', 'tight/pdb-wall']);
   return out.filter((row) => everyTime.has(`${row.shape.name}/${row.mix.name}`));

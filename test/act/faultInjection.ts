@@ -1,4 +1,4 @@
-// Fault injection at every step boundary of the actuator (issue "Safe to act", done means).
+// Fault injection at every step boundary of the actuator (docs/safety.md, "Fault injection").
 //
 // A clean run of each scenario records the sequence of its mutating steps (taint, launch, evict,
 // terminate, delete, untaint, and every write of the command). Then, for each step k of that sequence

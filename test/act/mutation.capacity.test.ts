@@ -95,9 +95,11 @@ describe('the ec2 actuator', () => {
 
   it('a replacement is initialized only when its own Node is Ready without start-up taints', async () => {
     const ready = fresh('new', 'i-new');
-    const { api } = fakeNodes([ready]);
+    const { api, calls } = fakeNodes([ready]);
     const capacity = ec2Capacity(fakeInstances({ 'i-new': 'running' }).launcher, api);
     expect(await capacity.status({ index: 0, ref: 'i-new', nodeName: 'new' })).toEqual({ state: 'initialized', node: ready, instanceId: 'i-new' });
+    // Its recorded name found it: one GET, no search by instance id (a list of every Node).
+    expect(calls).toEqual(['get new']);
     // Found by instance id when the name is not known yet.
     expect(await capacity.status({ index: 0, ref: 'i-new' })).toMatchObject({ state: 'initialized', node: { name: 'new' } });
 
@@ -209,7 +211,11 @@ describe('the karpenter actuator', () => {
       description: 'NodeClaim default-abc',
     });
     expect(calls).toEqual(['create cmd-1/2 {"cpu":500}']);
-    expect(await capacity.find('cmd-1', 0)).toEqual({ ref: 'c0' });
+    // toStrictEqual: no instanceId key at all when the claim has none.
+    expect(await capacity.find('cmd-1', 0)).toStrictEqual({ ref: 'c0' });
+    // Another command's claim at the same index is not this command's.
+    expect(await capacity.find('cmd-2', 0)).toBeUndefined();
+    expect(await capacity.find('cmd-2', 1)).toStrictEqual({ ref: 'other' });
     expect(await capacity.find('cmd-1', 1)).toEqual({ ref: 'c1', instanceId: 'i-1' });
     expect(await capacity.find('cmd-1', 2)).toBeUndefined();
   });
@@ -225,12 +231,12 @@ describe('the karpenter actuator', () => {
     expect(await status(claim, [fresh('new', 'i-1', { taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }] })])).toMatchObject({ state: 'pending' });
     expect(await status(claim, [fresh('new', 'i-1', { deleting: true })])).toMatchObject({ state: 'pending' });
     // No Node yet, or a Node of another instance under its name: not its Node.
-    expect(await status({ ...claim, nodeName: undefined }, [ready])).toEqual({ state: 'pending', instanceId: 'i-1' });
+    expect(await status({ ...claim, nodeName: undefined }, [ready])).toStrictEqual({ state: 'pending', instanceId: 'i-1' });
     expect(await status(claim, [fresh('new', 'i-other')])).toEqual({ state: 'pending', instanceId: 'i-1' });
     expect(await status(claim, [])).toEqual({ state: 'pending', instanceId: 'i-1' });
     // A Node whose instance is not known yet, or a claim not launched yet, is taken by name.
     expect(await status(claim, [fresh('new', 'i-1', { instanceId: undefined })])).toMatchObject({ state: 'initialized' });
-    expect(await status({ ...claim, instanceId: undefined }, [ready])).toEqual({ state: 'initialized', node: ready });
+    expect(await status({ ...claim, instanceId: undefined }, [ready])).toStrictEqual({ state: 'initialized', node: ready });
   });
 
   it('a claim deleted, being deleted or that Karpenter could not launch has failed, with its Node when it has one', async () => {

@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { executePlan } from '../../src/app/act/executeCommands.ts';
 import { commandIdFor } from '../../src/app/act/startCommand.ts';
 import type { StateStore } from '../../src/core/state/ports.ts';
-import { kubeDaemonSet, kubeNode } from '../support/fakeKubeApi.ts';
+import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
+import { parseDetail } from '../../src/app/act/commandDetail.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
 import { FAST, KARPENTER_POOL, deleteDecision, instanceIdOf, karpenterPassResult, passResult, replaceDecision, startWorld, type World } from './harness.ts';
 
@@ -161,5 +162,56 @@ describe('what a started command records', () => {
       commandIdFor({ ...decision, action: 'delete', replacements: [] }, { [OLD]: 'i-1' }, { [OLD]: 'u-1' }, '2026-11-21T12:00:00Z'),
     ];
     expect(new Set([id, ...others]).size).toBe(others.length + 1);
+  });
+});
+
+describe('what a started command checks and records', () => {
+  it('a taint that is not a disruption taint does not keep a node from being started', async () => {
+    const w = await start([kubeNode(OLD, { taints: [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }] })]);
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(report.skipped).toEqual([]);
+    expect(report.commands.map((c) => c.step)).toEqual(['done']);
+  });
+
+  it('an unfinished command of another pass that shares one node (and has others) makes it step aside', async () => {
+    const w = await start([kubeNode(OLD)]);
+    // The other pass stores its command after this pass listed the unfinished ones, just before this
+    // pass stores its own: only the check after the write can see it.
+    const other = { id: 'cmd-other', createdAt: w.clock.nowMs, nodes: [OLD, 'ip-10-9-9-9.ec2.internal'], method: 'multi-node' as const, reason: 'Underutilized', step: 'tainted' as const, updatedAt: w.clock.nowMs, version: 0 };
+    let raced = false;
+    const store = new Proxy(w.store, {
+      get: (target, key) =>
+        key === 'putCommand'
+          ? async (...args: Parameters<typeof target.putCommand>) => {
+              if (!raced) {
+                raced = true;
+                await target.putCommand(other);
+              }
+              return target.putCommand(...args);
+            }
+          : Reflect.get(target, key, target),
+    });
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE, { store }), FAST);
+    expect(report.skipped).toEqual([{ decision: 0, nodes: [OLD], why: `command cmd-other of another pass already covers node ${OLD}` }]);
+    expect(w.api.mutatingRequests()).toEqual([]);
+  });
+
+  it('records per replacement what the plan sends it: only pods it lists and sends to this decision\'s own replacement', async () => {
+    const w = await start([
+      kubeNode(OLD2),
+      kubeNode(OLD),
+      kubePod('default', 'web-1', { node: OLD, cpu: '300m', memory: '256Mi' }),
+      kubePod('default', 'web-2', { node: OLD, cpu: '200m', memory: '128Mi' }),
+      kubePod('default', 'web-3', { node: OLD }),
+    ]);
+    // Decision 2 of the pass: its replacement is replacement-2. web-3 goes to an existing node, and a
+    // pod the cluster no longer has is left out.
+    const replace = replaceDecision([OLD], {
+      podDestinations: { 'default/web-1': 'replacement-2', 'default/web-2': 'replacement-2', 'default/web-3': OLD2, 'default/gone': 'replacement-2' },
+    });
+    const report = await executePlan({ ...passResult([deleteDecision([OLD2]), replace]), cluster: await w.cluster() }, { ...w.deps(MINUTE), newCommandId: undefined }, { ...FAST, maxWaitMs: 0 });
+    expect(report.skipped).toEqual([]);
+    const command = (await w.commands()).find((c) => c.nodes.includes(OLD))!;
+    expect(parseDetail(command.detail).requests).toEqual({ '0': { pods: 2, cpu: 500, memory: 384 * 1024 ** 2 } });
   });
 });

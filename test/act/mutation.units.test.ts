@@ -57,8 +57,8 @@ describe('the command detail', () => {
   it('reads back what it wrote; a text that is not a JSON object becomes the note', () => {
     const detail: CommandDetail = { proven: true, gone: ['a'], note: 'x' };
     expect(parseDetail(formatDetail(detail))).toEqual(detail);
-    expect(parseDetail(undefined)).toEqual({});
-    expect(parseDetail('')).toEqual({});
+    expect(parseDetail(undefined)).toStrictEqual({});
+    expect(parseDetail('')).toStrictEqual({});
     expect(parseDetail('drained by hand')).toEqual({ note: 'drained by hand' });
     expect(parseDetail('[1,2]')).toEqual({ note: '[1,2]' });
     expect(parseDetail('null')).toEqual({ note: 'null' });

@@ -1,6 +1,6 @@
-// Issue "Safe to act", items 2-6, against the fake Kubernetes API, EC2 behind a stateful mock and the
-// real DynamoDB store on dynalite. Each case is one of the outside safety audit's reproductions (C2,
-// C3, C4, H1, M4): each fails on the build before the fix.
+// Promises of docs/safety.md, "The promises", against the fake Kubernetes API, EC2 behind a stateful
+// mock and the real DynamoDB store on dynalite. Each case is one of the outside safety audit's
+// reproductions (C2, C3, C4, H1, M4): each fails on the build before the fix.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoStateStore } from '../../src/adapters/dynamodb/dynamoStateStore.ts';
@@ -56,7 +56,7 @@ function workloadNode(name: string, ...pods: string[]) {
   return [kubeNode(name), ...pods.map((p) => kubePod('default', p, { node: name }))];
 }
 
-describe('item 2: a command acts only on the machine it decided about', () => {
+describe('a command acts only on the machine it decided about', () => {
   it('a node name reused by another machine mid-command: its pods are not evicted, its Node is not deleted', async () => {
     const w = await start(workloadNode(OLD, 'web-1'));
     w.api.setEvictionPolicy('blockByPdb');
@@ -109,7 +109,7 @@ describe('item 2: a command acts only on the machine it decided about', () => {
   });
 });
 
-describe('item 3: unfinished commands progress or roll back whatever else fails', () => {
+describe('unfinished commands progress or roll back whatever else fails', () => {
   it('a NodePool that fails validation does not strand a never-joined instance or a taint', async () => {
     const w = await start(workloadNode(OLD, 'web-1'));
     await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), FAST);
@@ -164,7 +164,7 @@ describe('one bad record never blocks the rest', () => {
   });
 });
 
-describe('item 4: a rollback never kills a pod', () => {
+describe('a rollback never kills a pod', () => {
   it('evicts what is bound to a not-Ready replacement through the Eviction API before terminating it', async () => {
     const w = await start(workloadNode(OLD, 'web-1'));
     await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), FAST);
@@ -213,7 +213,7 @@ describe('item 4: a rollback never kills a pod', () => {
   });
 });
 
-describe('item 5: one actor, fenced', () => {
+describe('one actor, fenced', () => {
   it('two overlapping invocations on one decision: one command, one CreateFleet, one replacement', async () => {
     const w = await start([...workloadNode(OLD, 'web-1'), ...workloadNode(OLD2, 'api-1')]);
     const decision = passResult([replaceDecision([OLD, OLD2])]);
@@ -281,7 +281,7 @@ describe('item 5: one actor, fenced', () => {
   });
 });
 
-describe('item 6: drains end', () => {
+describe('drains end', () => {
   it('gives up a drain that makes no progress for an hour: untainted, uncordoned, an event', async () => {
     const w = await start(workloadNode(OLD, 'web-1'));
     w.api.setEvictionPolicy('blockByPdb');

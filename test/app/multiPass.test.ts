@@ -1,5 +1,6 @@
 // Consecutive passes sharing one state file, with a fake clock: what a pass learns by comparing what it
-// sees with what the previous pass stored (CONTRACT section 6; seeds 000, 002, 004).
+// sees with what the previous pass stored (docs/how-a-pass-decides.md, "Time and state between passes";
+// Karpenter's consolidation, consolidationGracePeriod and disruption-controls designs).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +75,7 @@ describe('emptiness TTL for WhenEmpty pools', () => {
   });
 });
 
-describe('consolidationGracePeriod (seed 002)', () => {
+describe('consolidationGracePeriod', () => {
   // c cannot go anywhere: the only other node is full, and no cheaper type exists in the pool.
   const pools = [nodePool({ consolidationGracePeriodMs: minutes(60), requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }, { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] })];
   const c1 = pod({ name: 'c1', requests: { cpu: 1200, memory: 2 ** 30 } });
@@ -109,7 +110,7 @@ describe('consolidationGracePeriod (seed 002)', () => {
   });
 });
 
-describe('stabilization window and minimum node lifetime (seed 000)', () => {
+describe('stabilization window and minimum node lifetime', () => {
   it('holds decisions after an action while pods are pending, at most 5 minutes', async () => {
     const p = passes([nodePool()]);
     // an action happened just before: record it as the Lambda's actuator would
@@ -140,7 +141,7 @@ describe('stabilization window and minimum node lifetime (seed 000)', () => {
   });
 });
 
-describe('no-change skip (seed 000 polling)', () => {
+describe('no-change skip (polling)', () => {
   const stuckPools = [nodePool({ requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] }, { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] })];
   const fullCluster = cluster({ nodes: [node({ name: 'c' })], pods: on('c', pod({ requests: { cpu: 1500, memory: 2 ** 30 } })) });
   const full = () => fullCluster;

@@ -95,8 +95,8 @@ describe('eks-consolidator plan with consolidationPolicy: Balanced', () => {
   it('the table lists the scores', () => {
     const r = plan(file('balanced-table.yaml', pool('    consolidationPolicy: Balanced\n    consolidateAfter: 0s\n')), 'table');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Balanced scores (a move passes when score >= 1/k');
-    expect(r.stdout).toMatch(/-\s+single-node\s+x\s+default\s+0\.42\s+0\.50 \(k 2\)\s+16\.7%\s+40\.0%\s+rejected \(replace\)/);
+    expect(r.stdout).toContain('Balanced scores: a move passes when each Balanced pool it takes nodes from scores >= 1/k');
+    expect(r.stdout).toMatch(/-\s+single-node\s+x\s+default\s+0\.42\s+0\.50 \(k 2\)\s+16\.7%\s+40\.0%\s+too low as a replace/);
   });
 
   it.each([

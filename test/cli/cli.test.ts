@@ -1,4 +1,4 @@
-// The CLI through the real `bin` (CONTRACT section 1): exit codes, messages, formats, the state file.
+// The CLI through the real `bin` (docs/file-formats.md): exit codes, messages, formats, the state file.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

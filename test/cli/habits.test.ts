@@ -1,4 +1,4 @@
-// CLI habits (issue 13 item 2): help, version, -o, `plan -` from standard input, table flags.
+// CLI habits: help, version, -o, `plan -` from standard input, table flags.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,9 +1,9 @@
 // Bad input an outside audit fed the real `bin`: every case was once accepted (exit 0) or crashed
 // (exit 1). Each must now end in exit 2 with a message naming the file (or the flag) and the field,
-// and leave the `--state` file byte for byte as it was (CONTRACT section 1).
+// and leave the `--state` file byte for byte as it was (docs/file-formats.md, "Bad input").
 //
 // One row per kind of bad input; a row may hold a few variants (each is one run of the bin). The runs
-// start from a copy of a shared example and of a state file a real run wrote.
+// start from a copy of a contract example (test/fixtures/contract-examples) and of a state file a real run wrote.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
-const EXAMPLE = join(import.meta.dirname, '../../../shared/examples/empty-node-is-deleted');
+const EXAMPLE = join(import.meta.dirname, '../fixtures/contract-examples/empty-node-is-deleted');
 const NOW = '2026-11-21T12:00:00Z';
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;

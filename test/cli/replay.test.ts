@@ -71,6 +71,19 @@ describe('eks-consolidator replay', () => {
     expect(existsSync(out)).toBe(false);
   });
 
+  it.each([
+    ['a missing directory', (d: string) => join(d, 'no-such-dir', 'replay.html'), 'directory'],
+    ['a directory', (d: string) => d, 'is a directory'],
+  ])('--out into %s: exit 2 naming --out, before any input is read or replayed', (_name, outOf, message) => {
+    // The cluster file does not exist either: the --out error comes first, so nothing was replayed.
+    const r = run(['--cluster', join(dir, 'missing-cluster.json'), '--format', 'html', '--out', outOf(dir)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^eks-consolidator: --out: /);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toContain('missing-cluster.json');
+    expect(r.stderr).not.toContain('internal error');
+  });
+
   it('names the file of a bad NodePool config', () => {
     const r = run([...base, '--compare', join(SEED, 'threshold-0.yaml'), join(SEED, 'cluster.json')]);
     expect(r.code).toBe(2);

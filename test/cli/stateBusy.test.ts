@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { localProcessId } from '../../src/adapters/state/fileStateStore.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
-const E = join(import.meta.dirname, '../../../shared/examples/empty-node-is-deleted');
+const E = join(import.meta.dirname, '../fixtures/contract-examples/empty-node-is-deleted');
 
 function plan(state: string) {
   const r = spawnSync(

@@ -1,9 +1,10 @@
-// The table (issue 13 item 1): snapshots of the demo, widths, colour only on a terminal.
+// The table (README.md, "Reading the table"): snapshots of the demo, widths, colour only on a terminal.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Decision, Plan, PlanEfficiency, PlanNode } from '../../src/core/plan.ts';
-import { cpuPair, formatCpu, formatMemory, memoryPair, renderTable } from '../../src/cli/table.ts';
+import { cpuPair, DECISION_FALLBACKS, formatCpu, formatMemory, memoryPair, NODE_FALLBACKS, renderTable } from '../../src/cli/table.ts';
+import type { Fallback } from '../../src/cli/layout.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin/eks-consolidator.mjs');
@@ -65,10 +66,18 @@ describe('the demo as a table', () => {
 
     const narrow = underTerminal(['-o', 'table'], {}, 90);
     const plain = narrow.stdout.replace(/\u001b\[[0-9;]*m/g, '');
-    // The node rows keep their columns; the reasons wrap to the terminal.
+    // The reasons wrap to the terminal.
     const whyLines = plain.split('\n').filter((l) => /^ +why: /.test(l));
     expect(whyLines.length).toBeGreaterThan(0);
     for (const line of whyLines) expect(line.length).toBeLessThanOrEqual(90);
+  });
+
+  it.runIf(hasScript)('an 80-column terminal gets an 80-column table, node and decision rows included', () => {
+    const r = underTerminal(['-o', 'table', '--color', 'never'], {}, 80);
+    expect(r.code).toBe(0);
+    expect(widest(r.stdout)).toBeLessThanOrEqual(80);
+    expect(r.stdout).toMatch(/^NODE +POOL +TYPE +CPU +MEMORY /m);
+    expect(r.stdout).toContain('(80 columns: ZONE, CAPACITY left out; CPU and MEMORY as shares only;');
   });
 
   it.runIf(hasScript)('on a terminal with NO_COLOR set: no colour', () => {
@@ -123,6 +132,62 @@ const plan = (decisions: Decision[], nodes: PlanNode[], extra: Partial<Plan> = {
   ...extra,
 });
 
+describe('the table fits its width', () => {
+  // Long names, many decisions of every kind, a launch and a reason under a few.
+  const names = Array.from({ length: 30 }, (_, i) => `ip-10-0-${100 + i}-${200 + i}.us-west-2.compute.internal`);
+  const decisions = [
+    decision(names.slice(0, 12), { action: 'replace', move: 'm-to-n', summary: `replace ${names.slice(0, 12).join(', ')} with two nodes` }),
+    decision([names[12]!], { method: 'emptiness', reason: 'Empty', savingsPerHour: null, currentPricePerHour: null }),
+    decision([names[13]!], { method: 'single-node', evictedPods: ['ns/a', 'ns/b'] }),
+  ];
+  const nodes = names.map((n, i) =>
+    node(n, {
+      nodePool: i % 2 === 0 ? 'general-purpose' : 'batch',
+      instanceType: 'm7i-flex.2xlarge',
+      ...(i < 12 ? { decision: 0 } : i === 12 ? { decision: 1 } : i === 13 ? { decision: 2 } : { reasons: ['the pod ns/web-0 has a PodDisruptionBudget that allows no disruption'] }),
+    }),
+  );
+  const p = plan(decisions, nodes, { notes: ['a long note '.repeat(20)] });
+
+  const dropsOf = (fallbacks: readonly Fallback[]) => fallbacks.flatMap((f) => ('drop' in f ? [f.drop] : []));
+  /** The columns a section's header line lacks, in its table's fallback order. */
+  const leftOut = (text: string, headerStart: RegExp, fallbacks: readonly Fallback[]) => {
+    const header = text.split('\n').find((l) => headerStart.test(l))!;
+    return dropsOf(fallbacks).filter((h) => !` ${header} `.includes(` ${h} `));
+  };
+
+  it.each([
+    [80, true],
+    [100, true],
+    [120, false],
+  ])('at %i columns every line fits (columns left out: %s), in the documented order', (width, someLeftOut) => {
+    const text = renderTable(p, { width });
+    expect(widest(text)).toBeLessThanOrEqual(width);
+    const decisionsOut = leftOut(text, /^# +ACTION/, DECISION_FALLBACKS);
+    const nodesOut = leftOut(text, /^NODE +POOL/, NODE_FALLBACKS);
+    // Columns go in the order the tables document: what is left out is always the start of that list.
+    expect(decisionsOut).toEqual(dropsOf(DECISION_FALLBACKS).slice(0, decisionsOut.length));
+    expect(nodesOut).toEqual(dropsOf(NODE_FALLBACKS).slice(0, nodesOut.length));
+    expect(decisionsOut.length + nodesOut.length > 0).toBe(someLeftOut);
+    // What was left out is said, and the node rows keep their names whole.
+    if (someLeftOut) expect(text).toMatch(new RegExp(`\\(${width} columns: .*left out`));
+    else expect(text).not.toMatch(/columns: .*left out/);
+    expect(text).toMatch(/^ip-10-0-113-213 /m);
+  });
+
+  it('at 80 columns the node rows show CPU and MEMORY as shares, and say so', () => {
+    const text = renderTable(p, { width: 80 });
+    expect(text).toMatch(/^ip-10-0-113-213 +batch +m7i-flex\.2xl… +26% +29% /m);
+    expect(text).toContain('CPU and MEMORY as shares only');
+  });
+
+  it('-o wide cuts nothing and leaves nothing out', () => {
+    const text = renderTable(p, { wide: true });
+    expect(text).toMatch(/^# +ACTION +METHOD +REASON +PODS +NOW \$\/HR +NEW \$\/HR/m);
+    expect(text).not.toContain('left out');
+  });
+});
+
 describe('table rules', () => {
   it('a long node list is cut with a count; --wide lists every node', () => {
     const names = Array.from({ length: 12 }, (_, i) => `ip-10-0-${i}-${100 + i}.eu-west-1.compute.internal`);
@@ -160,29 +225,89 @@ describe('table rules', () => {
     ...extra,
   });
 
-  it('prints the plan efficiency: end cost, ratio to the lower bound, cost left above it', () => {
-    const text = renderTable(plan([], [node('a')], { efficiency: efficiency() }));
+  it('prints the plan efficiency: end cost, the bound, and what is left as an upper limit next to what is expected', () => {
+    const text = renderTable(plan([], [node('a')], { efficiency: efficiency() }), { wide: true });
     expect(text).toContain(
-      'efficiency: all nodes end at $0.6000/hr (from $1.0000/hr), 1.200x the lower bound $0.5000/hr: $0.1000/hr left',
+      'efficiency: this plan ends at $0.6000/hr for all nodes (from $1.0000/hr); no packing the NodePools allow ends below $0.5000/hr (1.200x it), ' +
+        'so a better packing could save at most $0.1000/hr more',
     );
     expect(text.indexOf('efficiency:')).toBeLessThan(text.indexOf('DECISIONS'));
-    expect(widest(text)).toBeLessThanOrEqual(120);
+    expect(widest(renderTable(plan([], [node('a')], { efficiency: efficiency() })))).toBeLessThanOrEqual(120);
+    // With a projection, the line says how much of that the later passes are expected to save.
+    const projection = { waves: [], stoppedBecause: 'settled' as const, savingsPerHour: 0.04, endCostPerHour: 0.56, ratio: 1.12, nodesDisrupted: 0, podsEvicted: 0 };
+    expect(renderTable(plan([], [node('a')], { efficiency: efficiency(), projection }), { wide: true })).toContain(
+      'at most $0.1000/hr more; the later passes projected below are expected to save $0.0400/hr of that',
+    );
   });
 
-  it('efficiency: what held nodes back, dearest cause first', () => {
+  it('efficiency: what kept nodes, dearest cause first, priced as what they cost', () => {
     const text = renderTable(
       plan([], [node('a')], {
         efficiency: efficiency({ heldBack: { pdb: { nodes: 1, pricePerHour: 0.1 }, budget: { nodes: 2, pricePerHour: 0.3 } } }),
       }),
       { wide: true },
     );
-    expect(text).toMatch(/: \$0\.1000\/hr left\n/);
-    expect(text).toContain('nodes held back: budget 2 ($0.3000/hr), pdb 1 ($0.1000/hr)');
+    expect(text).toContain('nodes kept, by first reason, with what they cost (not what moving them would save): budget 2 ($0.3000/hr), pdb 1 ($0.1000/hr)');
   });
 
   it('efficiency without a lower bound says so', () => {
     const text = renderTable(plan([], [node('a')], { efficiency: efficiency({ lowerBoundPerHour: null, ratio: null, leftPerHour: null }) }), { wide: true });
-    expect(text).toContain('efficiency: all nodes end at $0.6000/hr (from $1.0000/hr); no lower bound (no capacity the NodePools allow holds the pods)');
+    expect(text).toContain('efficiency: this plan ends at $0.6000/hr for all nodes (from $1.0000/hr); no lower bound (no capacity the NodePools allow holds the pods)');
+  });
+
+  it('unknown prices are never $0 or 0.000x: summary savings, efficiency, held-back prices, projection and wave headers', () => {
+    const unknown = decision(['a'], { currentPricePerHour: null, savingsPerHour: null });
+    const projection = {
+      waves: [{ wave: 2, evaluatedAt: '2026-11-21T12:15:00Z', savingsPerHour: null, decisions: [decision(['b'], { currentPricePerHour: null, savingsPerHour: null })] }],
+      stoppedBecause: 'settled' as const,
+      savingsPerHour: null,
+      unpricedDecisions: 1,
+      endCostPerHour: null,
+      ratio: null,
+      nodesDisrupted: 1,
+      podsEvicted: 0,
+    };
+    const text = renderTable(
+      plan([unknown], [node('a', { decision: 0, pricePerHour: undefined }), node('b', { pricePerHour: undefined })], {
+        summary: { savingsPerHour: null, savingsPerMonth: null, knownSavingsPerHour: 0, unpricedDecisions: 1, nodesDisrupted: 1, podsEvicted: 0 },
+        efficiency: efficiency({ lowerBoundPerHour: null, ratio: null, leftPerHour: null, unpricedNodes: 2, heldBack: { budget: { nodes: 1, pricePerHour: 0 } } }),
+        projection,
+      }),
+      { wide: true },
+    );
+    expect(text).toContain('savings ? per hour: 1 decision(s) remove nodes of unknown price');
+    expect(text).toContain('efficiency: no figure: 2 node(s) have no price in the catalog');
+    expect(text).toContain('nodes kept, by first reason: budget 1');
+    expect(text).toContain('saving ?/hr more (1 decision(s) of unknown price); all nodes would end at ?/hr');
+    expect(text).toContain('wave 2 (2026-11-21T12:15:00Z): 1 decision(s), saving ?/hr');
+    expect(text).not.toMatch(/\$0\.0000\/hr|0\.000x|\$0\.0000 per hour/);
+  });
+
+  it('a wave says what it waited for, which launches it undoes, and which pods it evicts again', () => {
+    const projection = {
+      waves: [
+        {
+          wave: 2,
+          evaluatedAt: '2026-11-21T17:00:00Z',
+          savingsPerHour: 0.1,
+          decisions: [decision(['replacement-1'], { evictedPods: ['ns/p1'], savingsPerHour: 0.1 })],
+          waitedFor: 'scheduled budget "0 9 * * *" of NodePool "default" allows no disruption until 2026-11-21T17:00:00Z',
+          relaunched: [{ node: 'replacement-1', launchedAt: '2026-11-21T12:00:00Z' }],
+          evictedAgain: ['ns/p1'],
+        },
+      ],
+      stoppedBecause: 'settled' as const,
+      savingsPerHour: 0.1,
+      endCostPerHour: 0.5,
+      ratio: null,
+      nodesDisrupted: 1,
+      podsEvicted: 1,
+    };
+    const text = renderTable(plan([], [node('a')], { projection }), { wide: true });
+    expect(text).toContain('1 more wave(s), after a scheduled budget of zero ends,');
+    expect(text).toContain('waits: scheduled budget "0 9 * * *" of NodePool "default" allows no disruption until 2026-11-21T17:00:00Z');
+    expect(text).toContain('regret: disrupts replacement-1, launched by this plan at 2026-11-21T12:00:00Z');
+    expect(text).toContain('evicts again 1 pod(s) the wave before moved');
   });
 
   it('an m-to-n move is marked in METHOD, and carried out like any other (no "planned only")', () => {

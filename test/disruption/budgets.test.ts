@@ -6,7 +6,7 @@ import { hours, node, nodePool } from '../builders.ts';
 const at = (iso: string) => Date.parse(iso);
 const businessHours: Budget = { nodes: { count: 0 }, schedule: '0 9 * * mon-fri', durationMs: hours(8) };
 
-describe('scheduled budgets (seed 004 example: no disruption on weekdays 09:00-17:00 UTC)', () => {
+describe('scheduled budgets (no disruption on weekdays 09:00-17:00 UTC)', () => {
   it.each([
     ['Monday 08:59 is before the window', '2026-11-23T08:59:00Z', false],
     ['Monday 09:00 opens it', '2026-11-23T09:00:00Z', true],
@@ -38,7 +38,7 @@ describe('allowed disruptions', () => {
     expect(budgetAllowance(pool, nodes(count), 'Underutilized', at('2026-11-21T12:00:00Z'), new Set()).allowed).toBe(allowed);
   });
 
-  it('weekday business hours block, weekend allows 10 (seed 004 example pair)', () => {
+  it('weekday business hours block, weekend allows 10', () => {
     const pool = nodePool({ budgets: [businessHours, { nodes: { count: 10 } }] });
     expect(budgetAllowance(pool, nodes(30), 'Empty', at('2026-11-23T10:00:00Z'), new Set()).allowed).toBe(0);
     expect(budgetAllowance(pool, nodes(30), 'Empty', at('2026-11-21T10:00:00Z'), new Set()).allowed).toBe(10);
@@ -72,5 +72,19 @@ describe('allowed disruptions', () => {
     expect(ledger.canTake(['default', 'default'], 'Empty')).toBe(false);
     ledger.take(['default']);
     expect(ledger.describe('default', 'Underutilized')).toContain('allows 2 Underutilized disruption(s) at a time now (nodes: 2), all taken by earlier decisions of this pass');
+  });
+
+  it.each([
+    ['a limit of 1, Underutilized: the merge fact joins the same sentence', 1, 'Underutilized', true],
+    ['a limit of 2, Underutilized: a merge was possible, no merge fact', 2, 'Underutilized', false],
+    ['a limit of 1, Empty: merges are not in question', 1, 'Empty', false],
+  ] as const)('the used-up budget is one sentence: %s', (_name, count, reason, mentionsMerge) => {
+    const pool = nodePool({ budgets: [{ nodes: { count } }] });
+    const ledger = new BudgetLedger(new Map([['default', pool]]), new Map([['default', nodes(10)]]), at('2026-11-21T12:00:00Z'), new Set());
+    ledger.take(Array.from({ length: count }, () => 'default'));
+    const text = ledger.describe('default', reason);
+    expect(text).toContain(`allows ${count} ${reason} disruption(s) at a time now (nodes: ${count}), all taken by earlier decisions of this pass`);
+    expect(text.endsWith(', and a multi-node consolidation would need at least 2 nodes at once')).toBe(mentionsMerge);
+    expect(text).not.toContain(';');
   });
 });

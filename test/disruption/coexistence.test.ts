@@ -1,6 +1,7 @@
-// Running next to Karpenter (issue "Safe to act", item 8): which pools a real run leaves to Karpenter.
+// Running next to Karpenter (README.md, "Handing a pool over"): which pools a real run leaves to
+// Karpenter.
 import { describe, expect, it } from 'vitest';
-import { karpenterConflicts, type KarpenterPresence } from '../../src/core/disruption/coexistence.ts';
+import { karpenterConflictNotes, karpenterConflicts, type KarpenterPresence } from '../../src/core/disruption/coexistence.ts';
 import { HANDOVER_ANNOTATION, parseNodePools } from '../../src/core/input/nodePools.ts';
 import { InputError } from '../../src/core/errors.ts';
 import { node, nodePool } from '../builders.ts';
@@ -67,5 +68,33 @@ describe('the handover annotation', () => {
     expect(() => parse({ [HANDOVER_ANNOTATION]: 'consolidateAfter: 5m' }, undefined)).toThrow(InputError);
     expect(() => parse({ [HANDOVER_ANNOTATION]: 'consolidateAfter: 5m' }, undefined)).toThrow(/metadata.annotations\["eks-consolidator.io\/disruption"\]: is not JSON/);
     expect(() => parse({ [HANDOVER_ANNOTATION]: '[1]' }, undefined)).toThrow(/eks-consolidator.io\/disruption/);
+  });
+});
+
+describe('the notes for pools left to Karpenter', () => {
+  const pools = [
+    nodePool({ name: 'a', karpenterConsolidates: true }),
+    nodePool({ name: 'b', karpenterConsolidates: true }),
+    nodePool({ name: 'c', karpenterConsolidates: true, handedOver: true }),
+    nodePool({ name: 'd', karpenterConsolidates: false }),
+  ];
+  const conflicts = karpenterConflicts({ nodePools: pools, nodes: [], presence: 'present', poolsFromCluster: false });
+
+  it('one note names every pool not handed over; a pool handed over with a spec Karpenter still consolidates gets its own', () => {
+    const notes = karpenterConflictNotes(pools, conflicts, true);
+    expect(notes).toHaveLength(2);
+    expect(notes[0]).toMatch(/^a real run would not act on NodePools "a", "b": Karpenter's own disruption controller also consolidates them, .*\(README: Handing a pool over\)$/);
+    expect(notes[1]).toMatch(/^a real run would not act on NodePool "c": NodePool "c" carries eks-consolidator.io\/disruption, but/);
+  });
+
+  it.each([
+    ['a dry run, one pool', true, /^a real run would not act on NodePool "a": .* consolidates it,/],
+    ['a real run, one pool', false, /^NodePool "a": Karpenter's own disruption controller also consolidates it,/],
+  ])('%s', (_name, dryRun, expected) => {
+    expect(karpenterConflictNotes([pools[0]!], conflicts, dryRun)).toEqual([expect.stringMatching(expected)]);
+  });
+
+  it('no conflict, no note', () => {
+    expect(karpenterConflictNotes([pools[3]!], conflicts, true)).toEqual([]);
   });
 });

@@ -18,7 +18,7 @@ function candidate(opts: { pods: number; pricePerHour: number; threshold: number
   };
 }
 
-describe('per-pod disruption cost (seed 003)', () => {
+describe('per-pod disruption cost', () => {
   it.each([
     ['default pod', 0, undefined, 1],
     ['priority 2^25 adds one', 2 ** 25, undefined, 2],
@@ -33,7 +33,7 @@ describe('per-pod disruption cost (seed 003)', () => {
   });
 });
 
-describe('lifetime remaining (seed 000 node age)', () => {
+describe('lifetime remaining (node age)', () => {
   it.each([
     ['no expireAfter', null, 0, 1],
     ['brand new', hours(100), 0, 1],
@@ -51,7 +51,7 @@ describe('lifetime remaining (seed 000 node age)', () => {
   });
 });
 
-describe('savings threshold (seed 003 worked examples)', () => {
+describe('savings threshold (worked examples)', () => {
   it('issue #7146: m6a.large $0.086 with 5 pods to m7i-flex.large $0.080 at threshold 1 is blocked', () => {
     const c = candidate({ pods: 5, pricePerHour: 0.086, threshold: 1 });
     expect(c.disruptionCost).toBeCloseTo(6, 10);

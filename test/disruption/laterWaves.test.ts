@@ -1,4 +1,5 @@
-// Issue 11 item 6: a plan projects what the later passes are expected to do once it is carried out.
+// Later waves (docs/how-a-pass-decides.md, step 8): a plan projects what the later passes are expected
+// to do once it is carried out.
 import { describe, expect, it } from 'vitest';
 import { buildPlan } from '../../src/core/buildPlan.ts';
 import { carryOutPlan } from '../../src/core/disruption/planCheck.ts';
@@ -168,5 +169,35 @@ describe('carrying a plan out', () => {
     expect(carried.pending.map((p) => p.name)).toEqual(['from-a']);
     expect(carried.pending[0]?.phase).toBe('Pending');
     expect(carried.cluster.nodes.map((n) => n.name)).toEqual(['b']);
+  });
+});
+
+describe('later waves during a change freeze', () => {
+  // A scheduled budget of zero (Karpenter's `nodes: "0"` with a schedule and a duration) that began an
+  // hour before the pass and lasts three: the pass takes nothing, and the projection waits for its end.
+  const firing = Math.floor((T0 - 60 * 60_000) / 3_600_000) * 3_600_000;
+  const freeze = { nodes: { count: 0 }, schedule: `0 ${new Date(firing).getUTCHours()} * * *`, durationMs: 3 * 3_600_000 };
+
+  it.each([
+    ['a one-for-one replacement pool', { consolidationPolicy: 'WhenCheaper' as const }],
+    ['a pool that deletes and merges', { consolidationPolicy: 'WhenEmptyOrUnderutilized' as const }],
+  ])('%s: the first wave comes when the freeze ends, and says so', (_name, pool) => {
+    const frozen = input({ ...pool, budgets: [{ nodes: { percent: 100 } }, freeze] });
+    const first = runConsolidationPass(frozen);
+    expect(first.decisions).toEqual([]);
+    const projection = projectLaterWaves(frozen, first, { waves: 5 });
+    expect(projection.waves.length).toBeGreaterThan(0);
+    expect(projection.waves[0]!.atMs).toBe(firing + freeze.durationMs);
+    expect(projection.waves[0]!.waitedFor).toContain('allows no disruption until');
+    // The same cluster without the freeze decides the same first move at once.
+    const open = runConsolidationPass(input({ ...pool, budgets: [{ nodes: { percent: 100 } }] }));
+    expect(summaries(projection.waves[0]!.decisions)).toEqual(summaries(open.decisions));
+  });
+
+  it('a freeze that has ended is not waited for', () => {
+    const ended = input({ budgets: [{ nodes: { percent: 100 } }, { ...freeze, durationMs: 30 * 60_000 }] });
+    const first = runConsolidationPass(ended);
+    const projection = projectLaterWaves(ended, first, { waves: 5 });
+    expect(projection.waves.every((w) => w.waitedFor === undefined)).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
-// minValues (issue 9, item 3): distinct values per key across a launch's instance types.
+// minValues (docs/nodepools.md, "What the fields do"): distinct values per key across a launch's
+// instance types.
 import { describe, expect, it } from 'vitest';
 import { cheapestMeetingMinValues, minValuesShortfall } from '../../src/core/disruption/minValues.ts';
 import type { Requirement } from '../../src/core/model/types.ts';

@@ -42,7 +42,7 @@ describe('a consolidation pass', () => {
     expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(0.768 - 0.192, 6);
   });
 
-  // Issue 11 item 6: without a consolidateAfter wait a node that receives pods stays a candidate, so
+  // Without a consolidateAfter wait a node that receives pods stays a candidate, so
   // the first plan goes as far as the next pass would; with a wait (or Karpenter's rule) it is left alone.
   it.each([
     ['consolidateAfter 0s: the receiving node is then emptied too', 0, true, ['delete', 'delete']],

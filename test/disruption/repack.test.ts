@@ -1,5 +1,6 @@
-// The m-to-n repack (issue 11): splits of one node into two cheaper ones (kubernetes-sigs/karpenter#1442),
-// 3-into-2 repacks, on-demand -> spot swaps of the same size, and giant merges cut to a bounded size.
+// The m-to-n repack (docs/differences-from-karpenter.md, "It adds"): splits of one node into two cheaper
+// ones (kubernetes-sigs/karpenter#1442), 3-into-2 repacks, on-demand -> spot swaps of the same size, and
+// giant merges cut to a bounded size.
 import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
@@ -165,11 +166,13 @@ describe('on-demand -> spot of the same size', () => {
 });
 
 describe('giant merges are cut to a bounded size', () => {
-  // 120 m5.large with one 1000m pod each, and a catalog offering a huge type that could hold them all.
+  // 120 m5.large with one 1000m pod each, and a catalog offering a huge type that could hold them all
+  // and is larger than any 100 of them together (a merge into a node no larger than the nodes it removes
+  // together is allowed: mergeBound.test.ts).
   const giant = () => {
     const nodes = Array.from({ length: 120 }, (_, i) => node({ name: `n${String(i).padStart(3, '0')}` }));
     const pods = nodes.flatMap((n) => on(n.name, pod({ requests: { cpu: 1000, memory: Gi } })));
-    const catalog: Catalog = { ...m5Catalog(), instanceTypes: [...m5Catalog().instanceTypes, instanceType('x.huge', { cpu: 200_000, memory: 800 * Gi, pods: 737 }, 5.0)] };
+    const catalog: Catalog = { ...m5Catalog(), instanceTypes: [...m5Catalog().instanceTypes, instanceType('x.huge', { cpu: 400_000, memory: 1600 * Gi, pods: 737 }, 5.0)] };
     return { c: cluster({ nodes, pods }), catalog };
   };
   const cpuOf = (catalog: Catalog, name: string) => catalog.instanceTypes.find((t) => t.name === name)!.allocatable['cpu']!;
@@ -182,7 +185,12 @@ describe('giant merges are cut to a bounded size', () => {
     const out = pass(c, [nodePool()], catalog, bound === undefined ? {} : { replacementBound: bound });
     const replacements = out.decisions.flatMap((d) => d.replacements);
     expect(replacements.length).toBeGreaterThan(1);
-    for (const r of replacements) for (const t of r.instanceTypes) expect(cpuOf(catalog, t)).toBeLessThanOrEqual(maxCpu);
+    // Each type is within the scale of the largest removed node, or no larger than the removed nodes
+    // together (2000m of capacity each); the huge type is neither.
+    for (const d of out.decisions) {
+      for (const r of d.replacements) for (const t of r.instanceTypes) expect(cpuOf(catalog, t)).toBeLessThanOrEqual(Math.max(maxCpu, 2000 * d.nodes.length));
+    }
+    expect(replacements.flatMap((r) => r.instanceTypes)).not.toContain('x.huge');
     // every pod still has a home and most nodes went away
     expect(out.decisions.flatMap((d) => d.nodes).length).toBeGreaterThan(60);
   });

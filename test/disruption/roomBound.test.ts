@@ -1,4 +1,4 @@
-// The multi-node search's shortcut (issue 10): a prefix whose pods certainly cannot fit is not simulated.
+// The multi-node search's shortcut (methods/roomBound.ts): a prefix whose pods certainly cannot fit is not simulated.
 import { describe, expect, it } from 'vitest';
 import type { Candidate } from '../../src/core/disruption/candidates.ts';
 import { RoomBound } from '../../src/core/disruption/methods/roomBound.ts';

@@ -1,4 +1,4 @@
-// Issue 11 item 4: a move must also hold when kube-scheduler places the evicted pods (least allocated).
+// The kube-scheduler check: a move must also hold when kube-scheduler places the evicted pods (least allocated).
 import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
@@ -42,7 +42,9 @@ describe('kube-scheduler check', () => {
   it.each([
     ['best fit alone would delete c', false, 0, 1],
     ['the check refuses it: in queue order the small pod takes the room the large one needs', undefined, 0, 0],
-    ['with the large pod first in the queue (higher priority) the move holds', undefined, 100, 1],
+    // Pods are recreated one at a time as they are evicted: a higher priority does not make the large
+    // one bound first, so priority does not save the move.
+    ['even with the large pod first in the queue (higher priority) the check refuses it', undefined, 100, 0],
   ] as const)('%s', (_name, check, priority, count) => {
     const out = run(fragile(priority), check);
     expect(out.decisions).toHaveLength(count);
@@ -51,7 +53,7 @@ describe('kube-scheduler check', () => {
   });
 });
 
-// Issue 10: the check keeps a kube-scheduler world of the pass (accepted moves, their pods where
+// The check keeps a kube-scheduler world of the pass (accepted moves, their pods where
 // least-allocated scoring puts them), so a check places only the pods of its own nodes.
 describe('kube-scheduler world of a pass', () => {
   const pools = new Map([['default', nodePool()]]);
@@ -175,9 +177,12 @@ describe('a delete decided after a replacement (the delete evicts at once, the r
     });
   }
 
-  it('keeps the merge and cuts the delete, saying why', () => {
+  it('refuses the merge (bound smallest first, its own pods strand) and deletes b alone; a1 says why', () => {
     const out = mergeThenDelete();
-    expect(out.decisions.map((d) => [d.method, d.action, d.nodes.join('+')])).toEqual([['multi-node', 'replace', 'a1+a2']]);
-    expect(out.notes.get('b')?.join(' ')).toMatch(/carried out with the rest of the pass's plan.*would stay Pending/);
+    // The merge fits only if the 1500m pod is bound before the 900m one (which would otherwise take the
+    // empty new node, leaving 1030m there and 1000m on keep): the binding order is not the plan's to
+    // choose, so the search refuses it, and b's pod then has keep's room to itself.
+    expect(out.decisions.map((d) => [d.method, d.action, d.nodes.join('+')])).toEqual([['single-node', 'delete', 'b']]);
+    expect(out.notes.get('a1')?.join(' ')).toMatch(/kube-scheduler.*pod default\/big would stay Pending/);
   });
 });

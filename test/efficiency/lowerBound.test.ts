@@ -24,13 +24,16 @@ function run(c: Cluster, pools: NodePool[] = [nodePool()], cat: Catalog = catalo
 
 describe('lower bound', () => {
   it.each([
-    // [name, pod memory, expected bound]: the locked node ($0.10, 0.5 core free) is always kept.
-    ['cpu-bound: the cheapest cores are type b', 1 * Gi, 0.1 + 2.5 * 0.04],
-    // 3 x 3Gi = 9Gi minus 7Gi free on the locked node = 2Gi, still within what 0.625 b hold: cpu decides.
-    ['memory does not bind yet', 3 * Gi, 0.1 + 2.5 * 0.04],
-    // 3 x 5Gi = 15Gi - 7Gi = 8Gi. Covering 2A + 4B >= 2.5 cores and 8A + 4B >= 8 GiB: a alone needs
-    // A = 1.25 ($0.125), b alone B = 2 ($0.32); both rows tight at A = 11/12, B = 1/6: $0.118333.
-    ['memory binds: a mix of a and b', 5 * Gi, 0.1 + 0.1 * (11 / 12) + 0.16 / 6],
+    // [name, pod memory, expected bound]: the locked node ($0.10, 0.5 core free) is always kept, and no
+    // 1-core pod fits in its free half core. Each pod pays, on the type it uses, the type's price times
+    // the larger of its cpu and memory shares of that type (a node's cpu cannot serve one pod while its
+    // memory serves another's on another node).
+    // 1Gi: on b a pod takes 1/4 of the cpu and 1/4 of the memory ($0.04), on a half the cpu ($0.05).
+    ['cpu-bound: the cheapest cores are type b', 1 * Gi, 0.1 + 3 * 0.04],
+    // 3Gi: on b 3/4 of its memory ($0.12), on a half its cpu ($0.05): type a.
+    ['memory binds on b: type a is cheaper per pod', 3 * Gi, 0.1 + 3 * 0.05],
+    // 5Gi: no pod fits on b (4Gi); on a 5/8 of its memory ($0.0625).
+    ['a pod larger than b cannot use b at all', 5 * Gi, 0.1 + 3 * 0.0625],
   ] as const)('%s', (_name, memory, expected) => {
     const c = cluster({
       nodes: [aNode('locked', true), aNode('x'), aNode('y')],
@@ -59,7 +62,7 @@ describe('lower bound', () => {
     const e = plan.efficiency!;
     expect(e.lowerBoundPerHour).not.toBeNull();
     expect(e.endCostPerHour).toBeGreaterThanOrEqual(e.lowerBoundPerHour! - 1e-9);
-    expect(e.endCostPerHour).toBeCloseTo(e.startCostPerHour - plan.summary!.savingsPerHour, 6);
+    expect(e.endCostPerHour).toBeCloseTo(e.startCostPerHour - plan.summary!.savingsPerHour!, 6);
     expect(e.ratio).toBeCloseTo(e.endCostPerHour / e.lowerBoundPerHour!, 2);
     expect(e.heldBack['pdb']).toEqual({ nodes: 1, pricePerHour: 0.096 });
     expect(e.heldBack['budget']?.nodes).toBeGreaterThan(0);

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       karpenter: 'auto',
       actuator: 'auto',
       maxNodesPerCommand: 100,
+      preferencePolicy: 'Respect',
       logLevel: 'info',
     });
   });
@@ -80,6 +81,7 @@ describe('loadConfig', () => {
         PLAN_WAVES: '4',
         ACTUATOR: 'Karpenter',
         MAX_NODES_PER_COMMAND: '25',
+        PREFERENCE_POLICY: 'ignore',
       },
       '/var/task',
     );
@@ -88,6 +90,7 @@ describe('loadConfig', () => {
       planWaves: 4,
       actuator: 'karpenter',
       maxNodesPerCommand: 25,
+      preferencePolicy: 'Ignore',
       gates: { spotToSpotConsolidation: true },
       nodePoolsSource: { kind: 'file', path: '/var/task/config/nodepools.yaml' },
       catalogMaxAgeMs: 6 * 3_600_000,
@@ -132,6 +135,7 @@ describe('loadConfig', () => {
     [{ MAX_NODES_PER_COMMAND: '0' }, 'MAX_NODES_PER_COMMAND', /"0" is not a positive whole number of nodes/],
     [{ MAX_NODES_PER_COMMAND: '2.5' }, 'MAX_NODES_PER_COMMAND', /"2.5" is not a positive whole number/],
     [{ MAX_NODES_PER_COMMAND: 'all' }, 'MAX_NODES_PER_COMMAND', /"all" is not a positive whole number/],
+    [{ PREFERENCE_POLICY: 'Prefer' }, 'PREFERENCE_POLICY', /"Prefer" is not Respect or Ignore/],
   ] as const)('%o is refused, naming %s', (change, variable, problem) => {
     const error = errorOf({ ...base, ...change });
     expect(error.variable).toBe(variable);

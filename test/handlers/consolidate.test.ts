@@ -353,7 +353,7 @@ describe('next to Karpenter (KARPENTER=auto)', () => {
   it('a real run leaves the pools Karpenter consolidates alone and says why; a dry run still plans them', async () => {
     const dry = (await createConsolidateHandler(deps(h, { KARPENTER: 'auto' }))({ dryRun: true }, lambdaContext())) as PassResponse;
     expect(dry.decisions.length).toBeGreaterThan(0);
-    expect(dry.notes).toContainEqual(expect.stringMatching(/^a real run would not act on NodePool "default": Karpenter's own disruption controller/));
+    expect(dry.notes).toContainEqual(expect.stringMatching(/^a real run would not act on NodePools "default", "batch": Karpenter's own disruption controller/));
 
     const actuator = recordingActuator();
     const real = (await createConsolidateHandler(deps(h, { DRY_RUN: 'false', KARPENTER: 'auto' }, { actuator: actuator.factory }))(

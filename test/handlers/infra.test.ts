@@ -697,4 +697,17 @@ describe('the example NodePools', () => {
       'eks-consolidator/subnets': expect.stringContaining('subnet-'),
     });
   });
+
+  it('are handed over: Karpenter no longer consolidates them, and the annotation holds the settings', async () => {
+    const { readNodePoolsFile } = await import('../../src/adapters/files/index.ts');
+    const pools = await readNodePoolsFile(join(root, 'infra/nodepools.example.yaml'));
+    for (const pool of pools) {
+      expect(pool, pool.name).toMatchObject({ handedOver: true, karpenterConsolidates: false });
+    }
+    // The annotation's settings, not spec.disruption's `Never`, are what the functions act on.
+    expect(pools.map((p) => [p.name, p.consolidateAfterMs, p.budgets.length])).toEqual([
+      ['general', 5 * 60_000, 2],
+      ['batch', 2 * 60_000, 1],
+    ]);
+  });
 });

@@ -1,4 +1,5 @@
-// The instance-type catalog (CONTRACT §3): defaults, derived allocatable and labels, validation.
+// The instance-type catalog (docs/file-formats.md, "The catalog"): defaults, derived allocatable and
+// labels, validation.
 import { describe, expect, it } from 'vitest';
 import { parseCatalog } from '../../src/core/input/catalog.ts';
 import { expectInputError } from './helpers.ts';

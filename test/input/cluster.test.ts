@@ -1,4 +1,4 @@
-// Kubernetes objects -> Cluster (CONTRACT §2).
+// Kubernetes objects -> Cluster (docs/file-formats.md, "The cluster").
 import { describe, expect, it } from 'vitest';
 import { parseClusterObjects } from '../../src/core/input/cluster.ts';
 import { expectInputError } from './helpers.ts';
@@ -373,6 +373,30 @@ describe('volume zones', () => {
   });
 });
 
+describe('volume hosts', () => {
+  // Karpenter drops the hostname terms of local and hostPath volumes only; any other volume pinned to a
+  // host keeps its pod there ("should not ignore hostname affinity when using non-local path volumes").
+  const hostTerm = (hosts: string[]) => ({ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: hosts }] });
+  const pv = (source: Record<string, unknown>, terms: unknown[]) => ({ kind: 'PersistentVolume', metadata: { name: 'pv1' }, spec: { ...source, nodeAffinity: { required: { nodeSelectorTerms: terms } } } });
+  const objects = (volume: unknown) => [
+    nodeObject('n1'),
+    volume,
+    { kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'default' }, spec: { volumeName: 'pv1' } },
+    podObject('db-0', { nodeName: 'n1', volumes: [{ name: 'v', persistentVolumeClaim: { claimName: 'data' } }] }),
+  ];
+  const hostsOf = (volume: unknown) => parseClusterObjects(objects(volume)).pods.find((p) => p.name === 'db-0')?.volumeHosts;
+
+  it.each([
+    ['a CSI volume pinned to one host', pv({ csi: { driver: 'local.csi.openebs.io' } }, [hostTerm(['n1'])]), ['n1']],
+    ['terms ORed over hosts: any of them', pv({ csi: { driver: 'x' } }, [hostTerm(['n1']), hostTerm(['n2'])]), ['n1', 'n2']],
+    ['one term without a host: not pinned', pv({ csi: { driver: 'x' } }, [hostTerm(['n1']), { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-east-1b'] }] }]), undefined],
+    ['a local volume: its host term is dropped', pv({ local: { path: '/mnt/ssd' } }, [hostTerm(['n1'])]), undefined],
+    ['a hostPath volume: its host term is dropped', pv({ hostPath: { path: '/data' } }, [hostTerm(['n1'])]), undefined],
+  ])('%s', (_name, volume, hosts) => {
+    expect(hostsOf(volume)).toEqual(hosts);
+  });
+});
+
 describe('PDBs, DaemonSets, workloads, namespaces', () => {
   it('reads a PDB', () => {
     const [pdb] = parseClusterObjects([
@@ -557,7 +581,7 @@ describe('validation', () => {
   });
 });
 
-describe('tolerations shared between pods (issue 10: memory)', () => {
+describe('tolerations shared between pods (memory)', () => {
   const defaults = [
     { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },
     { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 },

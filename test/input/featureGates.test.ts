@@ -1,4 +1,4 @@
-// `--feature-gates` / FEATURE_GATES (CONTRACT section 1): Karpenter's syntax; unknown gates and empty
+// `--feature-gates` / FEATURE_GATES: Karpenter's syntax; unknown gates and empty
 // entries refused, an empty value the same as none.
 import { describe, expect, it } from 'vitest';
 import { parseFeatureGates } from '../../src/core/featureGates.ts';

@@ -1,11 +1,11 @@
 // The NodePools of Karpenter v1.14's documentation (concepts/nodepools, the disruption and scheduling
 // pages) and of `examples/v1` in the AWS provider, rewritten here with our own names and values but
 // the same shape: every field and operator they use, in the same places. Each is accepted or refused
-// as the v1.14 CRD (structural schema plus its CEL rules) would treat it (issue 9, "Done means").
+// as the v1.14 CRD (structural schema plus its CEL rules) would treat it.
 //
-// Where this product is knowingly more lenient than the CRD (README, NodePools): `nodeClassRef`,
-// `requirements` and `spec.disruption.consolidateAfter` may be left out, as hand-written test pools
-// do; the seeds' defaults apply.
+// Where this product is knowingly more lenient than the CRD (docs/nodepools.md, "Honoured or refused,
+// never ignored"): `nodeClassRef`, `requirements` and `spec.disruption.consolidateAfter` may be left
+// out, as hand-written test pools do; the defaults of docs/file-formats.md, "The NodePools", apply.
 import { describe, expect, it } from 'vitest';
 import { decodeDocuments } from '../../src/adapters/files/documents.ts';
 import { InputError } from '../../src/core/errors.ts';

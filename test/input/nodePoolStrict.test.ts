@@ -1,6 +1,6 @@
-// NodePool strictness (issue 9, item 1): fields Karpenter v1.14's CRD does not know are refused with the
-// path and, when it is a misspelling, the field meant; fields it knows but this product does not use
-// are accepted.
+// NodePool strictness (docs/nodepools.md, "Honoured or refused, never ignored"): fields Karpenter
+// v1.14's CRD does not know are refused with the path and, when it is a misspelling, the field meant;
+// fields it knows but this product does not use are accepted.
 import { describe, expect, it } from 'vitest';
 import { HANDOVER_ANNOTATION, parseNodePools } from '../../src/core/input/nodePools.ts';
 import { Fields } from '../../src/core/input/fields.ts';
@@ -46,6 +46,13 @@ describe('unknown fields', () => {
     ],
   ])('%s', (_name, doc, field, problem) => {
     expectInputError(() => parseNodePools([doc]), NP, field, problem);
+  });
+
+  it('a typo in the handover annotation does not claim the API server would refuse it (it never reads annotation values)', () => {
+    const doc = tweak((d) => (d.metadata['annotations'] = { [HANDOVER_ANNOTATION]: '{"budget":[]}' }));
+    expectInputError(() => parseNodePools([doc]), NP, `metadata.annotations["${HANDOVER_ANNOTATION}"].budget`, 'did you mean "budgets"');
+    expect(() => parseNodePools([doc])).toThrow(/the API server does not\)$/);
+    expect(() => parseNodePools([doc])).not.toThrow(/API server would refuse/);
   });
 
   it('accepts what Karpenter knows and this product does not use: status, metadata internals, node class, termination grace', () => {

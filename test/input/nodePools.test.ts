@@ -1,4 +1,5 @@
-// NodePools (CONTRACT §4, seed 004): defaults and every validation rule (strictness: nodePoolStrict.test.ts).
+// NodePools (docs/file-formats.md, "The NodePools"; Karpenter's disruption-controls design): defaults
+// and every validation rule (strictness: nodePoolStrict.test.ts).
 import { describe, expect, it } from 'vitest';
 import { defaultNodePool, parseNodePools } from '../../src/core/input/nodePools.ts';
 import { expectInputError } from './helpers.ts';

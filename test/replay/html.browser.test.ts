@@ -1,7 +1,8 @@
 // `replay --format html` in Debian's headless Chromium (playwright-core, executablePath /usr/bin/chromium):
 // the page renders with no network, has one series per config in each chart, and shows the JSON's
-// numbers. When Chromium is absent the setup installs it with apt-get if it can (root, apt-get present);
-// otherwise the test is skipped with a message saying so.
+// numbers. When Chromium is absent the test is skipped with the reason printed. A test run must not change
+// the machine unasked, so it installs Debian's chromium package with apt-get only when INSTALL_CHROMIUM=1
+// is set (and it runs as root with apt-get present).
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,16 +19,23 @@ declare const document: any;
 const CHROMIUM = '/usr/bin/chromium';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-/** Chromium from Debian's packages, installed here when missing and possible. */
-function ensureChromium(): string | undefined {
-  if (existsSync(CHROMIUM)) return undefined;
+/** Opt-in for installing Chromium from Debian's packages when it is missing. */
+const INSTALL_CHROMIUM = 'INSTALL_CHROMIUM';
+
+/**
+ * Why the browser test cannot run here, or undefined when Chromium is (or has just been) installed.
+ * Installing is opt-in: without INSTALL_CHROMIUM=1 nothing is installed.
+ */
+function ensureChromium(chromium = CHROMIUM, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (existsSync(chromium)) return undefined;
+  if (env[INSTALL_CHROMIUM] !== '1') return `${chromium} is absent; install the Debian package chromium, or set ${INSTALL_CHROMIUM}=1 to let this test install it with apt-get (as root)`;
   const root = process.getuid?.() === 0;
   const aptGet = spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).status === 0;
-  if (!root || !aptGet) return `${CHROMIUM} is absent and cannot be installed here (${root ? 'no apt-get' : 'not root'}): install the Debian package chromium to run this test`;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env, timeout: 120_000 });
-  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', env, timeout: 240_000 });
-  return existsSync(CHROMIUM) ? undefined : `apt-get install chromium failed (exit ${install.status}): skipping the browser test`;
+  if (!root || !aptGet) return `${chromium} is absent and ${INSTALL_CHROMIUM}=1 cannot install it here (${root ? 'no apt-get' : 'not root'})`;
+  const aptEnv = { ...env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env: aptEnv, timeout: 120_000 });
+  const install = spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'ignore', env: aptEnv, timeout: 240_000 });
+  return existsSync(chromium) ? undefined : `apt-get install chromium failed (exit ${install.status}): skipping the browser test`;
 }
 
 const skipReason = ensureChromium();
@@ -45,7 +53,26 @@ let page: {
   timelines: { config: string; rows: number }[];
 };
 
-describe.skipIf(skipReason !== undefined)('replay --format html in Chromium', () => {
+describe('installing Chromium for this test', () => {
+  const absent = join(import.meta.dirname, 'no-such-chromium');
+
+  it.each([
+    ['unset', {}],
+    ['empty', { INSTALL_CHROMIUM: '' }],
+    ['"true" (only "1" opts in)', { INSTALL_CHROMIUM: 'true' }],
+  ])('is not attempted when INSTALL_CHROMIUM is %s: the test is skipped with the reason', (_case, env) => {
+    const reason = ensureChromium(absent, env);
+    expect(reason).toContain(`${absent} is absent`);
+    expect(reason).toContain('INSTALL_CHROMIUM=1');
+    expect(existsSync(absent)).toBe(false);
+  });
+
+  it('is not needed when the browser is there', () => {
+    expect(ensureChromium(import.meta.filename, {})).toBeUndefined();
+  });
+});
+
+describe.skipIf(skipReason !== undefined)(`replay --format html in Chromium${skipReason ? ` (skipped: ${skipReason})` : ''}`, () => {
   beforeAll(async () => {
     dir = replayDir('ekc-html-');
     report = await replaySeed003(48, dir);

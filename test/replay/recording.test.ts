@@ -1,4 +1,4 @@
-// A directory of timestamped dumps as the replay's workload (issue 12 item 3).
+// A directory of timestamped dumps as the replay's workload (docs/replay.md, "The command").
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -54,7 +54,7 @@ describe('eks-consolidator replay --cluster DIR', () => {
   const BIN = join(import.meta.dirname, '../../bin/eks-consolidator.mjs');
 
   it('replays the recorded arrivals and departures to the last dump', () => {
-    // Three dumps, 30 minutes apart: the seed 003 cluster, then 10 of its 30 service pods gone, then
+    // Three dumps, 30 minutes apart: the demo/replay-seed-003 cluster, then 10 of its 30 service pods gone, then
     // 4 new pods of 1 cpu each (more than the nodes have free: they need a new node).
     const first = JSON.parse(readFileSync(join(SEED, 'cluster.json'), 'utf8'));
     const services = first.items.filter((i: { kind: string; metadata: { namespace?: string } }) => i.kind === 'Pod' && i.metadata.namespace === 'shop');

@@ -1,7 +1,8 @@
-// Seed 003's case study, replayed over a day: an m6a.large at $0.086/h with 5 pods and an m7i-flex.large
-// at $0.080/h. Without a threshold the pass swaps nodes for 0.6 cents an hour and its replacements are
-// disrupted again within 30 minutes (the cascade); with consolidationSavingsThresholdCents 1 it never
-// swaps for so little and nothing it launched is undone.
+// The case study of Karpenter's savings-threshold design (demo/replay-seed-003), replayed over a day: an
+// m6a.large at $0.086/h with 5 pods and an m7i-flex.large at $0.080/h. Without a threshold the pass
+// swaps nodes for 0.6 cents an hour and its replacements are disrupted again within 30 minutes (the
+// cascade); with consolidationSavingsThresholdCents 1 it never swaps for so little and nothing it
+// launched is undone.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,7 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('seed 003 replayed over a day', () => {
+describe('the savings-threshold case replayed over a day', () => {
   const config = (name: string) => report.configs.find((c) => c.name === name)!;
 
   it('without a threshold, swaps the m6a.large for an m7i-flex.large to save 0.6 cents an hour', () => {
@@ -36,7 +37,8 @@ describe('seed 003 replayed over a day', () => {
   it('with threshold 1, never swaps for a few cents and undoes nothing it launched', () => {
     const one = config('threshold-1');
     expect(one.summary.regret).toBe(0);
-    // Seed 003: a 5-pod node needs 6 cents an hour of savings at threshold 1; 0.6 cents is far below.
+    // Karpenter's savings-threshold design: a 5-pod node needs 6 cents an hour of savings at threshold
+    // 1; 0.6 cents is far below.
     expect(one.decisions.filter((d) => d.action === 'replace' && d.savingsPerHour < 0.06 && d.podsEvicted >= 5)).toEqual([]);
     expect(one.summary.podsEvicted).toBeLessThan(config('threshold-0').summary.podsEvicted);
   });
@@ -49,11 +51,11 @@ describe('seed 003 replayed over a day', () => {
     }
   });
 
-  it('matches the table in the README', () => {
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+  it('matches the table in docs/replay.md', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/replay.md'), 'utf8');
     for (const [label, name] of [['threshold 0', 'threshold-0'], ['threshold 1', 'threshold-1']] as const) {
-      const row = readme.split('\n').find((line) => line.startsWith(`| ${label} |`));
-      expect(row, `README row for ${label}`).toBeDefined();
+      const row = doc.split('\n').find((line) => line.startsWith(`| ${label} |`));
+      expect(row, `docs/replay.md row for ${label}`).toBeDefined();
       const cells = row!.split('|').slice(2, -1).map((cell) => Number(cell.trim()));
       const s = config(name).summary;
       expect(cells).toEqual([s.endCostPerHour, s.averageCostPerHour, Math.round(s.savingsDollars * 100) / 100, s.podsEvicted, s.nodesDisrupted, s.nodesReplaced, s.regret, s.pendingPodMinutes]);

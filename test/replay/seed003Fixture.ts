@@ -1,5 +1,6 @@
-// Seed 003's replay fixture (demo/replay-seed-003), replayed from 14:00 UTC with daily churn and hourly
-// jobs, under threshold 0 and threshold 1: shared by the report test and the browser test.
+// The replay fixture for the case study of Karpenter's savings-threshold design (demo/replay-seed-003),
+// replayed from 14:00 UTC with daily churn and hourly jobs, under threshold 0 and threshold 1: shared by
+// the report test and the browser test.
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

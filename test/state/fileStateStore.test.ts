@@ -1,5 +1,5 @@
-// The CLI's `--state FILE` (CONTRACT §1): round trip, atomic writes, bad files as InputErrors, versions,
-// lease and commands, and consecutive passes through the file.
+// The CLI's `--state FILE` (docs/file-formats.md, "The state file"): round trip, atomic writes, bad
+// files as InputErrors, versions, lease and commands, and consecutive passes through the file.
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

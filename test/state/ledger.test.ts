@@ -1,5 +1,5 @@
-// The ledger (issue 12 item 5): what a real pass records, how both stores keep it, and `replay
-// --from-ledger` reading it back.
+// The ledger (docs/replay.md, "The Lambda's ledger"): what a real pass records, how both stores keep it,
+// and `replay --from-ledger` reading it back.
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

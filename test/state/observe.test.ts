@@ -1,4 +1,5 @@
-// CONTRACT §6 pod events, emptiness and grace protection, pass by pass with a fake clock (plain numbers).
+// Pod events, emptiness and grace protection (docs/how-a-pass-decides.md, "Time and state between
+// passes"), pass by pass with a fake clock (plain numbers).
 import { describe, expect, it } from 'vitest';
 import type { Cluster, Pod } from '../../src/core/model/types.ts';
 import {
@@ -28,12 +29,12 @@ const P2 = T0; // this pass
 const web = pod({ name: 'web', createdAt: T0 - hours(5), startedAt: T0 - hours(4) });
 const api = pod({ name: 'api', createdAt: T0 - hours(6), startedAt: T0 - hours(6) });
 
-describe('observeNodes: last pod event (CONTRACT §6)', () => {
+describe('observeNodes: last pod event', () => {
   it.each<{ name: string; before: Pod[] | 'no record'; after: Pod[]; lastPodEventAt: number; emptySince?: number }>([
     { name: 'first sight, no pod: Ready time', before: 'no record', after: [], lastPodEventAt: T0 - hours(23), emptySince: T0 - hours(23) },
     { name: 'first sight with pods: latest pod time, no fingerprint event', before: 'no record', after: [web, api], lastPodEventAt: T0 - hours(4) },
     { name: 'nothing changed: times only', before: [web, api], after: [web, api], lastPodEventAt: T0 - hours(4) },
-    { name: 'pod arrives: dated by its own times, not the pass (CONTRACT §6 counts departures at pass time)', before: [web], after: [web, api], lastPodEventAt: T0 - hours(4) },
+    { name: 'pod arrives: dated by its own times, not the pass (only departures count at the pass time)', before: [web], after: [web, api], lastPodEventAt: T0 - hours(4) },
     { name: 'pod leaves: pass time', before: [web, api], after: [web], lastPodEventAt: P2 },
     { name: 'node empties: pass time, empty since this pass', before: [web], after: [], lastPodEventAt: P2, emptySince: P2 },
     {
@@ -133,7 +134,7 @@ describe('observeNodes: last pod event (CONTRACT §6)', () => {
   });
 });
 
-describe('emptiness (CONTRACT §6 emptiness TTL)', () => {
+describe('emptiness (emptiness TTL)', () => {
   it('empty since the pass that saw it empty, kept while it stays empty, cleared when a pod arrives', () => {
     let state = pass(cluster({ nodes: [theNode], pods: on(N, web) }), emptyPassState(), T0);
     const empty = cluster({ nodes: [theNode] });
@@ -170,7 +171,7 @@ describe('isConsolidatable: now - lastPodEvent >= consolidateAfter', () => {
   });
 });
 
-describe('consolidationGracePeriod (seed 002, CONTRACT §6)', () => {
+describe('consolidationGracePeriod', () => {
   const quiet = nodeState({ lastPodEventAt: T0 - hours(1) });
   const grace = hours(1);
 

@@ -1,5 +1,5 @@
-// Seed 000 timing rules (stabilization window, minimum node lifetime, no-change skip), the cluster
-// fingerprint they rely on, and what `save` considers changed.
+// The timing rules of Karpenter's consolidation design (stabilization window, minimum node lifetime,
+// no-change skip), the cluster fingerprint they rely on, and what `save` considers changed.
 import { describe, expect, it } from 'vitest';
 import type { Cluster } from '../../src/core/model/types.ts';
 import { applyChanges, diffPassState } from '../../src/core/state/diff.ts';
@@ -18,7 +18,7 @@ const withAction = (at: number | undefined): Pick<PassState, 'cluster'> => ({
   cluster: at === undefined ? { version: 1 } : { version: 1, lastActionAt: at },
 });
 
-describe('stabilizationHold (seed 000)', () => {
+describe('stabilizationHold', () => {
   const pending = pod({ name: 'web-new', phase: 'Pending' });
   const bound = on('n1', pod({ name: 'web-old' }))[0]!;
   it.each<{ name: string; lastActionAt?: number; now: number; cluster: Cluster; hold: boolean }>([
@@ -71,7 +71,7 @@ describe('stabilizationHold (seed 000)', () => {
   });
 });
 
-describe('minimumLifetimeOk (seed 000: Ready for 5 minutes)', () => {
+describe('minimumLifetimeOk (Ready for 5 minutes)', () => {
   it.each<[string, Parameters<typeof node>[0], boolean]>([
     ['Ready 4m59s', { readySince: T0 - minutes(5) + 1000 }, false],
     ['Ready exactly 5m', { readySince: T0 - minutes(5) }, true],
@@ -84,7 +84,7 @@ describe('minimumLifetimeOk (seed 000: Ready for 5 minutes)', () => {
   });
 });
 
-describe('noChangeSkip (seed 000 polling, capped at 5 minutes)', () => {
+describe('noChangeSkip (polling, capped at 5 minutes)', () => {
   const fp = 'fingerprint-a';
   const searched = (at: number, foundNothing = true, fingerprint = fp): Pick<PassState, 'cluster'> => ({
     cluster: recordSearch({ version: 1 }, fingerprint, foundNothing, at),

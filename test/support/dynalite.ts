@@ -1,5 +1,6 @@
-// A real DynamoDB API for tests: dynalite in-process on loopback (ECOSYSTEM.md: conditional writes and
-// paged queries work; TTL expiry, transactions and ReturnValuesOnConditionCheckFailure do not).
+// A real DynamoDB API for tests: dynalite in-process on loopback. Conditional writes and paged queries
+// work; TTL expiry, transactions (on dynalite's own TODO list) and ReturnValuesOnConditionCheckFailure
+// do not.
 // No AWS credentials or network: the client gets dummy credentials and the loopback endpoint.
 //
 //   let db: LocalDynamo;

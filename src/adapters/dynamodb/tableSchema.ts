@@ -6,7 +6,7 @@
 //                            sk = LEASE         who runs the pass now (owner, leaseUntilMs)
 //                            sk = NODE#<node>   one record per node (NodeState), with a TTL
 //                            sk = CMD#<id>      disruption commands (finished ones with a TTL)
-//   pk = LEDGER#<cluster>    sk = <ISO time>#<n> one ledger entry per real pass (issue 12), with a TTL;
+//   pk = LEDGER#<cluster>    sk = <ISO time>#<n> one ledger entry per real pass, with a TTL;
 //                                               a partition of its own so that a pass's load never reads it
 //
 // `expiresAt` (epoch SECONDS, DynamoDB's TTL format) lets stale records age out. TTL deletion lags (hours

@@ -1,7 +1,7 @@
-// Reading a cluster dump (CONTRACT §2) without holding it whole: a JSON `List` is read in chunks, cut
-// into items (jsonListStream.ts), and each item is parsed, projected (core/input/projection.ts) and
-// turned into the model (ClusterBuilder) at once, so memory holds the model and one raw chunk, not the
-// text, every full object or every projected one.
+// Reading a cluster dump (docs/file-formats.md, "The cluster") without holding it whole: a JSON `List`
+// is read in chunks, cut into items (jsonListStream.ts), and each item is parsed, projected
+// (core/input/projection.ts) and turned into the model (ClusterBuilder) at once, so memory holds the
+// model and one raw chunk, not the text, every full object or every projected one.
 // A 5,000-node dump (over a gigabyte) is more than one JavaScript string can hold, so streaming is
 // what makes such files readable at all.
 //

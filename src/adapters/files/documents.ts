@@ -1,7 +1,7 @@
 // Reading input files: JSON (one object, often a `List`) or a multi-document YAML stream. Every failure
 // (missing file, bad syntax, bad content) becomes an InputError carrying the path as the user gave it,
 // so the CLI prints e.g. `nodepools.yaml: NodePool "default": spec.disruption.budgets[0]: ...` and
-// exits 2 (CONTRACT §1).
+// exits 2 (docs/file-formats.md, "Bad input").
 import { parseAllDocuments, visit } from 'yaml';
 import { InputError } from '../../core/errors.ts';
 import { readBoundedText, type InputLimit } from './boundedText.ts';

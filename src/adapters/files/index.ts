@@ -1,5 +1,5 @@
-// The CLI's input files (CONTRACT §2-4): cluster dump, instance-type catalog, NodePools. Each reader
-// decodes the file (documents.ts) and hands the documents to the pure parser in src/core/input.
+// The CLI's input files (docs/file-formats.md): cluster dump, instance-type catalog, NodePools. Each
+// reader decodes the file (documents.ts) and hands the documents to the pure parser in src/core/input.
 import { InputError } from '../../core/errors.ts';
 import { parseCatalog } from '../../core/input/catalog.ts';
 import { parseNodePools } from '../../core/input/nodePools.ts';

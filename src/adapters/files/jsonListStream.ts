@@ -10,7 +10,7 @@
 // top-level array, an `items` that holds something other than objects, a missing `items`) is reported
 // as `NotAList`, so that the caller can fall back to decoding the whole text.
 //
-// `pushParsing` adds a fast path for what kubectl prints (issue 10: scanning every byte of a 1 GB dump
+// `pushParsing` adds a fast path for what kubectl prints (scanning every byte of a 1 GB dump
 // in JavaScript cost as much as parsing it). A JSON string never holds a raw newline, so in an indented
 // List the line `<indent of the items>}` can only be a closing brace, and such a line ends an item if the
 // text is indented consistently. From an item's start, the text up to the last such line within the next

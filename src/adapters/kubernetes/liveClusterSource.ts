@@ -143,7 +143,7 @@ export class LiveClusterSource implements ClusterSource {
     try {
       if (this.parse) return this.parse(await this.readObjects({ projected: true }));
       // Each page is projected (core/input/projection.ts) and parsed into the model as it arrives, one
-      // builder per collection: only the model is kept, not the objects (issue 10).
+      // builder per collection: only the model is kept, not the objects (memory at thousands of nodes).
       const sinks = await Promise.all(
         COLLECTIONS.map((c) =>
           listAllPagesInto(c.resource, (page) => c.list(this.apis, page), () => new CollectionSink(c), this.pageSize),

@@ -1,4 +1,5 @@
-// The CLI's `--state FILE` (CONTRACT §1): the same state the Lambda keeps in DynamoDB, as one JSON file.
+// The CLI's `--state FILE` (docs/file-formats.md, "The state file"): the same state the Lambda keeps in
+// DynamoDB, as one JSON file.
 //
 // - A missing (or zero-length) file is an empty state; its directory must exist.
 // - Every change is a read-modify-write of the whole file under a lock file (`FILE.lock`, created
@@ -53,7 +54,10 @@ interface StateDocument {
   readonly state: PassState;
   /** The lease; `owner` absent once released. `token` only grows (fencing). */
   readonly lease?: { readonly owner?: string; readonly until: number; readonly token?: number };
-  /** Ledger entries of real passes (issue 12), as stored; checked when listed. Absent in older files. */
+  /**
+   * Ledger entries of real passes (core/state/ledger.ts), as stored; checked when listed. Absent in
+   * older files.
+   */
   readonly ledger?: readonly unknown[];
 }
 

@@ -97,7 +97,10 @@ const THRESHOLD_BLOCKED = /below required [\d.]+ cents\/hr/;
 /** Karpenter's label values are lower case (`underutilized`, `empty`, `drifted`). */
 const reasonLabel = (reason: string): string => reason.toLowerCase();
 
-/** Whether a plan reason says the savings threshold (seed 003) blocked the node's consolidation. */
+/**
+ * Whether a plan reason says the savings threshold (Karpenter's savings-threshold design) blocked the
+ * node's consolidation.
+ */
 export function isThresholdBlocked(reason: string): boolean {
   return THRESHOLD_BLOCKED.test(reason);
 }
@@ -171,9 +174,9 @@ export function passMetrics(result: PassResult, scope: PassScope, nowMs: number)
 
 /**
  * What the actuator's commands came to in this invocation, by outcome: `done`, `rolled_back` (the
- * replacement could not be used), `abandoned` (a drain without progress was given up, issue "Safe to
- * act" item 6), plus taints removed because no command owned them any more. Bounded cardinality: one
- * series per outcome and method.
+ * replacement could not be used), `abandoned` (a drain without progress was given up after
+ * DRAIN_TIMEOUT_SECONDS), plus taints removed because no command owned them any more. Bounded
+ * cardinality: one series per outcome and method.
  */
 export function actionMetrics(report: ExecutionReport | undefined): MetricDatum[] {
   // An injected actuator (tests, a custom one) may report something else: nothing to count then.

@@ -176,7 +176,10 @@ async function replayConfig(input: ReplayInput, config: ReplayConfig, store: Sta
   };
 }
 
-/** What the Lambda's actuator records when it acts: the start of the stabilization window (seed 000). */
+/**
+ * What the Lambda's actuator records when it acts: the start of the stabilization window (Karpenter's
+ * consolidation design).
+ */
 async function recordActionTaken(store: StateStore, nowMs: number): Promise<void> {
   if (!(await store.acquireLease(OWNER, nowMs, LEASE_TTL_MS))) return;
   try {

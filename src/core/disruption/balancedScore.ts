@@ -11,13 +11,14 @@
 // 1000 (the RFC's scale invariance). k is the tolerance: Karpenter fixes it at 2, the smallest value at
 // which a one-size-down replacement in a pool of equal nodes (saving exactly half) still passes.
 //
-// Disruption here is not seed 003's cost: each node counts 1 (draining it at all) plus, per pod that
-// would move, its eviction cost (1 + priority/2^25 + pod-deletion-cost/2^27, clamped to [-10, 10]) with
-// negatives counted as 0 (a pod that declared itself free to evict adds nothing, and cannot make a
-// move look cheaper than an empty node). Unlike seed 003 there is no lifetime-remaining factor.
-// Pool totals include every node of the pool, candidate or not (non-candidates still weigh in the
-// denominators), and are taken once per pass: later moves of the same pass are scored against the
-// pass's starting totals, as Karpenter scores each cycle against one snapshot.
+// Disruption here is not the cost of Karpenter's savings-threshold design: each node counts 1 (draining
+// it at all) plus, per pod that would move, its eviction cost (1 + priority/2^25 +
+// pod-deletion-cost/2^27, clamped to [-10, 10]) with negatives counted as 0 (a pod that declared itself
+// free to evict adds nothing, and cannot make a move look cheaper than an empty node). Unlike that cost,
+// there is no lifetime-remaining factor. Pool totals include every node of the pool, candidate or not
+// (non-candidates still weigh in the denominators), and are taken once per pass: later moves of the same
+// pass are scored against the pass's starting totals, as Karpenter scores each cycle against one
+// snapshot.
 //
 // A move that takes nodes from several pools is scored once per Balanced source pool, each against its
 // own totals, with the net savings shared out by each pool's part of the removed nodes' price; every

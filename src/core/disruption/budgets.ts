@@ -1,4 +1,5 @@
-// Disruption budgets, seed 004: how many of a pool's nodes may be disrupted at once, for a reason, now.
+// Disruption budgets (Karpenter's disruption-controls design): how many of a pool's nodes may be
+// disrupted at once, for a reason, now.
 import { CronExpressionParser } from 'cron-parser';
 import type { Budget, DisruptionReason, Node, NodePool } from '../model/types.ts';
 
@@ -21,8 +22,8 @@ export function budgetNodeCount(budget: Budget, poolNodeCount: number): number {
 
 /**
  * Nodes that already use up budget: being deleted, already tainted as disrupted (by us or by
- * Karpenter), or NotReady (seed 004 counts unhealthy nodes against the budget so that disruption
- * does not pile onto a pool that is already short of capacity).
+ * Karpenter), or NotReady (Karpenter's disruption-controls design counts unhealthy nodes against the
+ * budget so that disruption does not pile onto a pool that is already short of capacity).
  */
 export function isUsingBudget(node: Node, inFlight: ReadonlySet<string>): boolean {
   return node.deleting || !node.ready || inFlight.has(node.name) || node.taints.some((t) => t.key === 'karpenter.sh/disrupted');
@@ -40,7 +41,10 @@ export interface BudgetAllowance {
   readonly limitingBudget?: Budget;
 }
 
-/** The most restrictive active budget that applies to `reason` wins (seed 004). */
+/**
+ * The most restrictive active budget that applies to `reason` wins (Karpenter's disruption-controls
+ * design).
+ */
 export function budgetAllowance(
   pool: NodePool,
   poolNodes: readonly Node[],
@@ -48,8 +52,8 @@ export function budgetAllowance(
   nowMs: number,
   inFlight: ReadonlySet<string>,
 ): BudgetAllowance {
-  // An absent `budgets` field is defaulted to one budget of 10% when the NodePool is read (seed 004); an
-  // explicit empty list means no budget at all, as in Karpenter.
+  // An absent `budgets` field is defaulted to one budget of 10% when the NodePool is read (Karpenter's
+  // disruption-controls design); an explicit empty list means no budget at all, as in Karpenter.
   const budgets = pool.budgets;
   const poolNodeCount = poolNodes.length;
   let limit = Number.POSITIVE_INFINITY;
@@ -67,6 +71,12 @@ export function budgetAllowance(
   const inUse = poolNodes.filter((node) => isUsingBudget(node, inFlight)).length;
   return { allowed: Math.max(0, limit - inUse), limit, inUse, poolNodeCount, ...(limitingBudget ? { limitingBudget } : {}) };
 }
+
+/**
+ * The key of a node's budget note (PassView.note): the merge search and single-node both explain the
+ * same budget, and the later sentence replaces the earlier one.
+ */
+export const budgetNoteKey = (poolName: string) => `budget/${poolName}`;
 
 /** How a budget's limit came about: `10% of 8 nodes, rounded up to 1` or `nodes: 2`. */
 export function explainLimit(a: BudgetAllowance): string {
@@ -139,6 +149,28 @@ export class BudgetLedger {
       inUseBefore >= a.limit ? `${inUseBefore} node(s) already being disrupted or NotReady`
       : inUseBefore > 0 ? `${inUseBefore} node(s) already being disrupted or NotReady and earlier decisions of this pass`
       : 'earlier decisions of this pass';
-    return `${prefix} allows ${a.limit} ${reason} disruption(s) at a time now (${explainLimit(a)}), all taken by ${users}`;
+    // A limit under 2 also rules out every multi-node consolidation: said here, in the same sentence, so
+    // a node the merge search skipped does not carry a second sentence about the same budget.
+    const noMerge = reason === 'Underutilized' && a.limit < 2 ? ', and a multi-node consolidation would need at least 2 nodes at once' : '';
+    return `${prefix} allows ${a.limit} ${reason} disruption(s) at a time now (${explainLimit(a)}), all taken by ${users}${noMerge}`;
   }
+}
+
+/**
+ * When the window of a scheduled budget that is active now ends (its last firing at or before now plus
+ * its duration, carried on while the next firing comes before that end); undefined for a budget without
+ * a schedule or not active now. Read in UTC, as isBudgetActive.
+ */
+export function activeWindowEndMs(budget: Budget, nowMs: number): number | undefined {
+  if (budget.schedule === undefined || budget.durationMs === undefined || !isBudgetActive(budget, nowMs)) return undefined;
+  const firings = CronExpressionParser.parse(budget.schedule, { currentDate: new Date(nowMs - budget.durationMs), tz: 'UTC' });
+  let end = Number.NEGATIVE_INFINITY;
+  // A schedule that fires more often than its duration keeps the window open; 10,000 firings is a
+  // minutely schedule's week.
+  for (let i = 0; i < 10_000; i++) {
+    const at = firings.next().getTime();
+    if (at > nowMs && at > end) break;
+    end = Math.max(end, at + budget.durationMs);
+  }
+  return end;
 }

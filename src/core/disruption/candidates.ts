@@ -1,6 +1,7 @@
 // Which nodes may be considered for consolidation at all, and, for every node that may not, each
-// reason as a sentence (seed 000 "Pods that Prevent Consolidation"; seed 004 consolidateAfter and
-// policy; CONTRACT section 5 `nodes[].reasons`).
+// reason as a sentence (Karpenter's consolidation design: pods that block consolidation; Karpenter's
+// disruption-controls design: consolidateAfter and policy; the plan's `nodes[].reasons`,
+// docs/file-formats.md, "The plan").
 import { Annotations, DisruptedTaint, DisruptingTaint, InterruptedTaint, type Cluster, type Labels, type Node, type NodePool, type Pod, type PodDisruptionBudget } from '../model/types.ts';
 import type { ConsolidationMethodName } from '../plan.ts';
 import { matchesSelector } from '../scheduling/labelSelector.ts';
@@ -17,7 +18,7 @@ export interface Candidate {
   readonly pricePerHour: number | undefined;
   /** Pods that would be evicted and must land elsewhere. */
   readonly pods: readonly Pod[];
-  /** Seed 003 disruption cost, base cost included. */
+  /** Disruption cost (Karpenter's savings-threshold design), base cost included. */
   readonly disruptionCost: number;
   readonly methods: ReadonlySet<MethodName>;
 }
@@ -28,12 +29,17 @@ export interface NodeVerdict {
   readonly poolName: string | undefined;
   readonly candidate: Candidate | undefined;
   readonly reasons: string[];
+  /**
+   * When the node is still inside its NodePool's consolidateAfter window: the time it leaves it. Such a
+   * node takes no pod that consolidation moves (consolidateAfterWindow).
+   */
+  readonly consolidateAfterUntil?: number;
 }
 
 /** What the pass knows about a node's recent history (from state, or derived from the cluster alone). */
 export interface NodeTiming {
   readonly lastPodEventAt: number;
-  /** Seed 002: the node is not re-evaluated before this time. */
+  /** Karpenter's consolidationGracePeriod design: the node is not re-evaluated before this time. */
   readonly graceProtectedUntil?: number;
 }
 
@@ -52,7 +58,8 @@ export interface CandidateContext {
 
 /**
  * A node's last pod event seen from one snapshot: the latest creation or start of a pod that would
- * move, or when the node became Ready if it never had one (CONTRACT section 6, without the pod
+ * move, or when the node became Ready if it never had one (docs/how-a-pass-decides.md, "Time and state
+ * between passes", without the pod
  * departures that only a stored previous pass can reveal).
  */
 export function snapshotTiming(node: Node, pods: readonly Pod[]): NodeTiming {
@@ -157,6 +164,26 @@ function nodeBlockers(node: Node, ctx: CandidateContext): string[] {
   return reasons;
 }
 
+/**
+ * The end of the node's consolidateAfter window when `nowMs` is inside it, else undefined. Karpenter
+ * v1.14's consolidation simulation sends no pod off a candidate to such a node (test "should not
+ * consolidate pods onto a destination node that is under its consolidateAfter window"): the window
+ * runs from the node's last pod event (or from when it became Ready), and a pool with no wait (0s) or
+ * that never consolidates (Never) has none, so its nodes stay open destinations.
+ */
+export function consolidateAfterWindow(node: Node, pool: NodePool, timing: NodeTiming, nowMs: number): number | undefined {
+  if (pool.consolidateAfterMs === null || pool.consolidateAfterMs <= 0 || !node.ready) return undefined;
+  const until = timing.lastPodEventAt + pool.consolidateAfterMs;
+  return nowMs < until ? until : undefined;
+}
+
+/** Nodes still inside their consolidateAfter window: closed to the pods consolidation moves. */
+export function closedToMovedPods(verdicts: readonly NodeVerdict[]): ReadonlySet<string> {
+  const closed = new Set<string>();
+  for (const v of verdicts) if (v.consolidateAfterUntil !== undefined) closed.add(v.node.name);
+  return closed;
+}
+
 /** Evaluates every node: candidates with their cost and methods, and the reasons for the rest. */
 export function evaluateNodes(ctx: CandidateContext): NodeVerdict[] {
   const byNode = podsByNode(ctx.cluster);
@@ -175,19 +202,21 @@ function evaluateNode(
   const pool = ctx.pools.get(poolName);
   if (!pool) return { node, poolName, candidate: undefined, reasons: [`node names NodePool "${poolName}", which is not configured`] };
 
+  const timing = pool.consolidateAfterMs === null ? undefined : ctx.timing(node, allPods);
+  const windowUntil = timing === undefined ? undefined : consolidateAfterWindow(node, pool, timing, ctx.nowMs);
+  const window = windowUntil === undefined ? {} : { consolidateAfterUntil: windowUntil };
   // Karpenter v1.14 static pools (spec.replicas) keep a fixed node count: no method ever disrupts them.
   if (pool.replicas !== undefined) {
-    return { node, poolName, candidate: undefined, reasons: [`NodePool "${pool.name}" is static (spec.replicas: ${pool.replicas}), so its nodes are never consolidated`] };
+    return { node, poolName, candidate: undefined, reasons: [`NodePool "${pool.name}" is static (spec.replicas: ${pool.replicas}), so its nodes are never consolidated`], ...window };
   }
   const pods = allPods.filter(isReschedulable);
   // Pods already terminating need no eviction, so they do not block one (a StatefulSet's still need a place).
   const reasons = [...nodeBlockers(node, ctx), ...pods.filter((pod) => !pod.terminating).flatMap((pod) => podBlockers(pod, ctx, matchPdbs))];
   reasons.push(...(ctx.extraReasons?.(node) ?? []));
 
-  if (pool.consolidateAfterMs === null) {
+  if (pool.consolidateAfterMs === null || timing === undefined) {
     reasons.push(`consolidation is disabled for NodePool "${pool.name}" (consolidateAfter: Never)`);
   } else {
-    const timing = ctx.timing(node, allPods);
     const readyAt = timing.lastPodEventAt + pool.consolidateAfterMs;
     if (ctx.nowMs < readyAt) {
       reasons.push(
@@ -210,7 +239,7 @@ function evaluateNode(
     reasons.push(`NodePool "${pool.name}" only removes empty nodes (consolidationPolicy ${pool.consolidationPolicy}) and this node runs ${pods.length} pod(s)`);
   }
 
-  if (reasons.length > 0) return { node, poolName, candidate: undefined, reasons };
+  if (reasons.length > 0) return { node, poolName, candidate: undefined, reasons, ...window };
   const candidate: Candidate = {
     node,
     pool,
@@ -219,10 +248,10 @@ function evaluateNode(
     disruptionCost: nodeDisruptionCost(node, pods, pool, ctx.nowMs),
     methods,
   };
-  return { node, poolName, candidate, reasons };
+  return { node, poolName, candidate, reasons, ...window };
 }
 
-/** Cheapest to disrupt first (seed 000), then by name so the order is stable. */
+/** Cheapest to disrupt first (Karpenter's consolidation design), then by name so the order is stable. */
 export function byDisruptionCost(a: Candidate, b: Candidate): number {
   return a.disruptionCost - b.disruptionCost || a.node.name.localeCompare(b.node.name);
 }

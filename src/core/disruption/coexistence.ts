@@ -71,8 +71,29 @@ export function karpenterConflicts(input: CoexistenceInput): Map<string, string>
       pool.name,
       pool.handedOver
         ? `NodePool "${pool.name}" carries ${HANDOVER_ANNOTATION}, but its spec.disruption still lets Karpenter consolidate it: set spec.disruption.consolidateAfter: Never so that only one consolidator acts on it`
-        : `Karpenter's own disruption controller also consolidates NodePool "${pool.name}": eks-consolidator does not act next to it; to hand the pool over, set spec.disruption.consolidateAfter: Never and put this product's settings in the ${HANDOVER_ANNOTATION} annotation (README: Safety)`,
+        : `Karpenter's own disruption controller also consolidates NodePool "${pool.name}": eks-consolidator does not act next to it; to hand the pool over, set spec.disruption.consolidateAfter: Never and put this product's settings in the ${HANDOVER_ANNOTATION} annotation (README: Handing a pool over)`,
     );
   }
   return conflicts;
+}
+
+/**
+ * The plan's notes for the pools left to Karpenter: one note for every pool not handed over (a cluster
+ * of eight pools reads one sentence, not eight), and one per pool that carries the hand-over annotation
+ * while Karpenter still consolidates it (each such spec needs its own fix).
+ */
+export function karpenterConflictNotes(pools: readonly NodePool[], conflicts: ReadonlyMap<string, string>, dryRun: boolean): string[] {
+  const left = pools.filter((p) => conflicts.has(p.name) && !p.handedOver).map((p) => `"${p.name}"`);
+  const notes: string[] = [];
+  if (left.length > 0) {
+    const named = `NodePool${left.length === 1 ? '' : 's'} ${left.join(', ')}`;
+    const it = left.length === 1 ? 'it' : 'them';
+    notes.push(
+      `${dryRun ? `a real run would not act on ${named}: ` : `${named}: `}Karpenter's own disruption controller also consolidates ${it}, and eks-consolidator does not act next to it; to hand a pool over, set its spec.disruption.consolidateAfter: Never and put this product's settings in the ${HANDOVER_ANNOTATION} annotation (README: Handing a pool over)`,
+    );
+  }
+  for (const pool of pools) {
+    if (pool.handedOver && conflicts.has(pool.name)) notes.push(dryRun ? `a real run would not act on NodePool "${pool.name}": ${conflicts.get(pool.name)!}` : conflicts.get(pool.name)!);
+  }
+  return notes;
 }

@@ -12,12 +12,19 @@
 //   nodes that receive them are nominated and are not candidates in this pass either;
 // - a pod that fits nowhere stays pending, and the pass then decides nothing new: capacity it might
 //   need must not be taken away.
+// Nodes something else is deleting (a deletion timestamp, Karpenter's karpenter.sh/disrupted taint) are
+// treated the same way: Karpenter puts the pods of every node marked for deletion into each
+// consolidation simulation before any move, and leaves alone a node launched or needed for them (test
+// "Parallelization: should not consolidate a node that is launched for pods on a deleting node").
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { FINAL_COMMAND_STEPS, type DisruptionCommand, type ReplacementSpec } from '../state/types.ts';
 import { NOT_INITIALIZED_TAINT_KEYS } from '../scheduling/taints.ts';
 import { daemonSetPodsFor } from './applyDecision.ts';
+import { isBeingDeleted } from '../scheduling/existingNodes.ts';
+import { goDurationOrNull as durationOrNull } from '../input/duration.ts';
+import { doNotDisruptProtection, isReschedulable } from './pods.ts';
 
 
 export interface InFlightInput {
@@ -38,19 +45,29 @@ export interface InFlightView {
   readonly inFlight: ReadonlySet<string>;
   /** Nodes that receive pods of an unfinished command -> that command's id. */
   readonly nominated: ReadonlyMap<string, string>;
-  /** Pods of unfinished commands that fit nowhere yet. */
+  /** Nodes that receive pods of a node something else is deleting -> that node's name. */
+  readonly nominatedForDeleting: ReadonlyMap<string, string>;
+  /** Pods of unfinished commands, or of nodes being deleted, that fit nowhere yet. */
   readonly unplaced: readonly Pod[];
+  /** How many of `unplaced` come off nodes being deleted outside any command. */
+  readonly unplacedOffDeleting: number;
 }
+
+/** What the drained node's pods are leaving for: one of our commands, or a deletion someone else started. */
+type Drain = { readonly cmd: DisruptionCommand } | { readonly deletedNode: string };
+
+const NOTHING: InFlightView['nominated'] = new Map();
 
 export function planAroundInFlight(input: InFlightInput): InFlightView {
   const unfinished = input.commands.filter((c) => !FINAL_COMMAND_STEPS.has(c.step));
-  if (unfinished.length === 0) return { cluster: input.cluster, inFlight: new Set(), nominated: new Map(), unplaced: [] };
+  const nothingToPlace = { nominated: NOTHING, nominatedForDeleting: NOTHING, unplaced: [], unplacedOffDeleting: 0 };
+  if (unfinished.length === 0 && !input.cluster.nodes.some(isBeingDeleted)) return { cluster: input.cluster, inFlight: new Set(), ...nothingToPlace };
 
   const byName = new Map(input.cluster.nodes.map((n) => [n.name, n]));
   const byInstance = new Map(input.cluster.nodes.filter((n) => n.instanceId !== undefined).map((n) => [n.instanceId!, n]));
   const inFlight = new Set<string>();
-  /** Nodes whose pods must go elsewhere: old nodes being drained, replacements being rolled back. */
-  const draining = new Map<string, DisruptionCommand>();
+  /** Nodes whose pods must go elsewhere: old nodes being drained, replacements being rolled back, nodes being deleted. */
+  const draining = new Map<string, Drain>();
   /** Replacements the pods should go to first, per command. */
   const destinations = new Map<string, string[]>();
   const promised: Node[] = [];
@@ -61,7 +78,7 @@ export function planAroundInFlight(input: InFlightInput): InFlightView {
       if (!byName.has(name)) continue;
       inFlight.add(name);
       // A rollback gives the old nodes back: they are destinations again, not drained.
-      if (cmd.step !== 'rollingBack') draining.set(name, cmd);
+      if (cmd.step !== 'rollingBack') draining.set(name, { cmd });
     }
     const own: string[] = [];
     for (const [index, spec] of (cmd.replacements ?? []).entries()) {
@@ -71,7 +88,7 @@ export function planAroundInFlight(input: InFlightInput): InFlightView {
         (launched?.nodeName === undefined ? undefined : byName.get(launched.nodeName));
       if (registered !== undefined) {
         inFlight.add(registered.name);
-        if (cmd.step === 'rollingBack') draining.set(registered.name, cmd);
+        if (cmd.step === 'rollingBack') draining.set(registered.name, { cmd });
         else {
           own.push(registered.name);
           readyOverride.add(registered.name);
@@ -87,23 +104,39 @@ export function planAroundInFlight(input: InFlightInput): InFlightView {
     }
     if (own.length > 0) destinations.set(cmd.id, own);
   }
+  // Deletions no unfinished command of ours accounts for: their pods need a place just the same.
+  for (const node of input.cluster.nodes) {
+    if (isBeingDeleted(node) && !inFlight.has(node.name)) draining.set(node.name, { deletedNode: node.name });
+  }
+  const deletedBy = (name: string): string | undefined => {
+    const drain = draining.get(name);
+    return drain !== undefined && 'deletedNode' in drain ? drain.deletedNode : undefined;
+  };
 
   // The view before placing: promised capacity present (and Ready), draining nodes closed to new pods.
   const nodes = [
-    ...input.cluster.nodes.map((n) => (readyOverride.has(n.name) ? asReady(n) : draining.has(n.name) ? { ...n, unschedulable: true } : n)),
+    ...input.cluster.nodes.map((n) =>
+      readyOverride.has(n.name) ? asReady(n) : draining.has(n.name) && deletedBy(n.name) === undefined ? { ...n, unschedulable: true } : n,
+    ),
     ...promised,
   ];
   const daemonPods = promised.flatMap((n) => daemonSetPodsFor(input.cluster, n));
   let cluster: Cluster = { ...input.cluster, nodes, pods: [...input.cluster.pods, ...daemonPods] };
 
-  const toPlace = cluster.pods.filter((p) => p.nodeName !== undefined && draining.has(p.nodeName) && needsPlace(p));
-  if (toPlace.length === 0) return { cluster, inFlight, nominated: new Map(), unplaced: [] };
+  const toPlace = cluster.pods.filter(
+    (p) => p.nodeName !== undefined && draining.has(p.nodeName) && (deletedBy(p.nodeName) === undefined ? needsPlace(p) : leavesDeletedNode(p, input.nowMs)),
+  );
+  if (toPlace.length === 0) return { cluster, inFlight, ...nothingToPlace };
 
   const nominated = new Map<string, string>();
+  const nominatedForDeleting = new Map<string, string>();
   const moved = new Map<string, string>();
   // First onto each command's own replacement, then anywhere the pods fit.
-  const commandOf = (pod: Pod) => draining.get(pod.nodeName!)!;
-  const own = toPlace.filter((p) => destinations.has(commandOf(p).id));
+  const commandOf = (pod: Pod): DisruptionCommand | undefined => {
+    const drain = draining.get(pod.nodeName!)!;
+    return 'cmd' in drain ? drain.cmd : undefined;
+  };
+  const own = toPlace.filter((p) => destinations.has(commandOf(p)?.id ?? ''));
   if (own.length > 0) {
     const allowed = new Set([...destinations.values()].flat());
     const excluded = new Set(cluster.nodes.map((n) => n.name).filter((n) => !allowed.has(n)));
@@ -119,15 +152,44 @@ export function planAroundInFlight(input: InFlightInput): InFlightView {
   }
   for (const pod of toPlace) {
     const to = moved.get(pod.uid);
-    if (to !== undefined && !inFlight.has(to)) nominated.set(to, commandOf(pod).id);
+    if (to === undefined || inFlight.has(to)) continue;
+    const cmd = commandOf(pod);
+    if (cmd !== undefined) nominated.set(to, cmd.id);
+    else if (!nominated.has(to)) nominatedForDeleting.set(to, pod.nodeName!);
   }
+  for (const name of nominated.keys()) nominatedForDeleting.delete(name);
   const unplaced = toPlace.filter((p) => !moved.has(p.uid));
   // What fits nowhere is pending: unbound, so that nothing counts it on the node it is leaving.
   if (unplaced.length > 0) {
     const pending = new Set(unplaced.map((p) => p.uid));
     cluster = { ...cluster, pods: cluster.pods.map((p) => (pending.has(p.uid) ? unbind(p) : p)) };
   }
-  return { cluster, inFlight, nominated, unplaced };
+  const unplacedOffDeleting = unplaced.filter((p) => commandOf(p) === undefined).length;
+  return { cluster, inFlight, nominated, nominatedForDeleting, unplaced, unplacedOffDeleting };
+}
+
+/**
+ * A pod of a node something else is deleting that needs a place: one Karpenter counts as currently
+ * reschedulable there (a workload pod, not finished, not terminating unless a StatefulSet's, not held on
+ * its node by karpenter.sh/do-not-disrupt). A terminating pod's replacement is already pending in the
+ * cluster; a do-not-disrupt pod keeps its node until it ends.
+ */
+function leavesDeletedNode(pod: Pod, nowMs: number): boolean {
+  return isReschedulable(pod) && !doNotDisruptProtection(pod, nowMs, durationOrNull).protects;
+}
+
+/** The note a pass makes when pods of draining or deleted nodes have no place yet (see `unplaced`). */
+export function unplacedNote(view: InFlightView): string | undefined {
+  const count = view.unplaced.length;
+  if (count === 0) return undefined;
+  const names = `${view.unplaced.slice(0, 3).map((p) => `${p.namespace}/${p.name}`).join(', ')}${count > 3 ? ', ...' : ''}`;
+  const whose =
+    view.unplacedOffDeleting === 0
+      ? 'of unfinished disruption commands'
+      : view.unplacedOffDeleting === count
+        ? 'of nodes being deleted'
+        : 'of unfinished disruption commands and of nodes being deleted';
+  return `${count} pod(s) ${whose} have no place yet (${names}): nothing new is decided until they do`;
 }
 
 /** A pod that must run somewhere when its node goes (daemonset, mirror and finished pods go with it). */

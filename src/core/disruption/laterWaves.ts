@@ -1,8 +1,9 @@
-// A plan's later waves (issue 11 item 6: "a first plan close to the end; later passes mostly execute
-// it"). One pass cannot take every move at once: the actuator taints every node of a pass before it
-// evicts anything, so a node that receives pods from one decision cannot also be replaced in the same
-// pass (the kube-scheduler check refuses it, schedulerCheck.ts), and a node whose pods only just moved
-// waits out its pool's consolidateAfter (seed 004). Those moves are for the next passes.
+// A plan's later waves (docs/how-a-pass-decides.md, step 8: the first plan should come close to where
+// consolidation ends, later passes mostly carrying it out). One pass cannot take every move at once: the
+// actuator taints every node of a pass before it evicts anything, so a node that receives pods from one
+// decision cannot also be replaced in the same pass (the kube-scheduler check refuses it,
+// schedulerCheck.ts), and a node whose pods only just moved waits out its pool's consolidateAfter
+// (Karpenter's disruption-controls design). Those moves are for the next passes.
 //
 // The projection plays those passes forward on a model of the cluster: the pass's plan is carried out
 // as the actuator does it and the evicted pods are placed as kube-scheduler's default scoring would
@@ -17,11 +18,17 @@
 import { InputError } from '../errors.ts';
 import type { Decision, ProjectionStop } from '../plan.ts';
 import type { Node, Pod } from '../model/types.ts';
+import { activeWindowEndMs } from './budgets.ts';
 import { snapshotTiming } from './candidates.ts';
+import { podKey } from './pods.ts';
+import { formatTime } from './text.ts';
 import { runConsolidationPass, type PassInput, type PassOutcome } from './pass.ts';
 import { carryOutPlan } from './planCheck.ts';
 import type { SchedulerCheckContext } from './schedulerCheck.ts';
 import { workUnits } from './work.ts';
+
+/** At most this many change freezes in a row are waited for (a schedule could freeze again and again). */
+const MAX_FREEZE_WAITS = 3;
 
 /** Later passes see a new node only once it has been Ready this long (the app's minimum lifetime). */
 const SETTLE_FLOOR_MS = 5 * 60_000;
@@ -72,6 +79,35 @@ export interface LaterWave {
   /** The time the wave is projected at: the wave before it carried out, every wait over. */
   readonly atMs: number;
   readonly decisions: readonly Decision[];
+  /** The scheduled zero budget(s) the wave waited for (the projection does not stop at a freeze). */
+  readonly waitedFor?: string;
+  /** Nodes the wave disrupts that an earlier wave (or the pass) launched, and when. */
+  readonly relaunched?: readonly { readonly node: string; readonly launchedAtMs: number }[];
+  /** Pods the wave evicts that the wave before it (or the pass) had just moved. */
+  readonly evictedAgain?: readonly string[];
+}
+
+/** How far ahead the projection waits for a scheduled budget of zero to end. */
+const FREEZE_HORIZON_MS = 7 * 24 * 3_600_000;
+
+/**
+ * The earliest end of a scheduled budget allowing no disruption now, in a pool in scope (Karpenter's
+ * budgets with a schedule and a duration: a window with `nodes: "0"` is a change freeze). Undefined when
+ * no such window is active or it ends beyond the horizon.
+ */
+function freezeEnd(input: PassInput, nowMs: number): { endMs: number; text: string } | undefined {
+  let best: { endMs: number; text: string } | undefined;
+  for (const pool of input.nodePools) {
+    if (!(input.poolFilter?.(pool) ?? true)) continue;
+    for (const budget of pool.budgets) {
+      const zero = 'count' in budget.nodes ? budget.nodes.count === 0 : budget.nodes.percent === 0;
+      if (!zero) continue;
+      const end = activeWindowEndMs(budget, nowMs);
+      if (end === undefined || end - nowMs > FREEZE_HORIZON_MS || (best && best.endMs <= end)) continue;
+      best = { endMs: end, text: `scheduled budget "${budget.schedule}" of NodePool "${pool.name}" allows no disruption until ${formatTime(end)}` };
+    }
+  }
+  return best;
 }
 
 export interface WaveProjection {
@@ -97,25 +133,43 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
   let nowMs = input.nowMs;
   let work = 0;
   const overLimit = (): boolean => limits.work !== undefined && work > limits.work;
+  // Replacements the plan launched, and when; pods the last carried-out wave moved.
+  const launchedAt = new Map<string, number>();
+  let justMoved = new Set<string>();
+  let waits = 0;
   for (let wave = 2; ; wave++) {
     const acted = outcome.moves;
-    if (acted.length === 0) return { waves, stoppedBecause: 'settled', pendingPods: 0, work };
     if (wave > limits.waves + 1) return { waves, stoppedBecause: 'wave limit', pendingPods: 0, work };
     if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
-    const ctx: SchedulerCheckContext = {
-      nodePools: input.nodePools,
-      pools,
-      catalog: input.catalog,
-      nowMs,
-      ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}),
-    };
-    const carried = carryOutPlan(ctx, cluster, acted);
-    work += carried.work;
-    if (carried.pending.length > 0) return { waves, stoppedBecause: 'pods would stay Pending', pendingPods: carried.pending.length, work };
-    if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
-    for (const name of carried.touched) lastEventAt.set(name, nowMs);
-    cluster = carried.cluster;
-    nowMs += settleMs;
+    let waitedFor: string | undefined;
+    if (acted.length === 0) {
+      // Nothing to carry out. A change freeze (a scheduled budget of zero) is not the end: the pass
+      // after it ends decides again on the same cluster.
+      const freeze = waits < MAX_FREEZE_WAITS ? freezeEnd(input, nowMs) : undefined;
+      if (!freeze) return { waves, stoppedBecause: 'settled', pendingPods: 0, work };
+      waits += 1;
+      waitedFor = freeze.text;
+      nowMs = freeze.endMs;
+      justMoved = new Set();
+    } else {
+      const ctx: SchedulerCheckContext = {
+        nodePools: input.nodePools,
+        pools,
+        catalog: input.catalog,
+        nowMs,
+        ...(input.simulatorFactory ? { simulatorFactory: input.simulatorFactory } : {}),
+      };
+      const before = new Set(cluster.nodes.map((n) => n.name));
+      const carried = carryOutPlan(ctx, cluster, acted);
+      work += carried.work;
+      if (carried.pending.length > 0) return { waves, stoppedBecause: 'pods would stay Pending', pendingPods: carried.pending.length, work };
+      if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
+      for (const name of carried.touched) lastEventAt.set(name, nowMs);
+      for (const n of carried.cluster.nodes) if (!before.has(n.name)) launchedAt.set(n.name, nowMs);
+      justMoved = new Set(acted.flatMap((m) => m.proposal.candidates.flatMap((c) => c.pods.map(podKey))));
+      cluster = carried.cluster;
+      nowMs += settleMs;
+    }
     const baseTiming = input.timing;
     outcome = runConsolidationPass({
       ...input,
@@ -135,9 +189,25 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
       ...(limits.work === undefined ? {} : { workLimit: limits.work - work }),
     });
     work += workUnits(outcome.work);
-    // A wave the work limit stopped before it decided anything says so, rather than "settled".
-    if (outcome.decisions.length === 0) return { waves, stoppedBecause: overLimit() ? 'work limit' : 'settled', pendingPods: 0, work };
-    waves.push({ wave, atMs: nowMs, decisions: outcome.decisions });
+    // A wave the work limit stopped before it decided anything says so, rather than "settled"; one that
+    // meets a change freeze waits for it (the loop's next turn).
+    if (outcome.decisions.length === 0) {
+      if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
+      wave -= 1;
+      continue;
+    }
+    waits = 0;
+    const disrupted = outcome.decisions.flatMap((d) => d.nodes);
+    const relaunched = disrupted.filter((n) => launchedAt.has(n)).map((node) => ({ node, launchedAtMs: launchedAt.get(node)! }));
+    const evictedAgain = outcome.decisions.flatMap((d) => d.evictedPods).filter((p) => justMoved.has(p));
+    waves.push({
+      wave,
+      atMs: nowMs,
+      decisions: outcome.decisions,
+      ...(waitedFor !== undefined ? { waitedFor } : {}),
+      ...(relaunched.length > 0 ? { relaunched } : {}),
+      ...(evictedAgain.length > 0 ? { evictedAgain } : {}),
+    });
   }
 }
 

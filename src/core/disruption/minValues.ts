@@ -2,7 +2,7 @@
 // every launch offer instance types spanning at least N distinct values of its key (N families, say),
 // so that capacity shortages in one of them do not stop the launch. Karpenter checks it when it trims
 // a replacement's types by price: if the cheaper types left no longer span N values, there is no
-// replacement (issue 9, item 3).
+// replacement (docs/nodepools.md, "What the fields do").
 import { LabelKeys, type Requirement } from '../model/types.ts';
 import type { NewNodeOption } from '../scheduling/types.ts';
 

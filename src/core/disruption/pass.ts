@@ -8,10 +8,10 @@
 //                    cluster before single-node swaps use up the free room it needs (Karpenter runs it
 //                    before single-node for the same reason);
 //   3. single-node - one node at a time, cheapest to disrupt first, for whatever is left;
-//   4. m-to-n      - repacks (issue 11): m nodes into n > 1 new ones, splits of one node into two. Last,
-//                    so Karpenter's own moves win where they exist (a delete that saves as much as a
-//                    3-into-2 repack disrupts less). The actuator launches every replacement of a
-//                    command before it evicts anything, so these are carried out like the others.
+//   4. m-to-n      - repacks (methods/repack.ts): m nodes into n > 1 new ones, splits of one node into
+//                    two. Last, so Karpenter's own moves win where they exist (a delete that saves as
+//                    much as a 3-into-2 repack disrupts less). The actuator launches every replacement
+//                    of a command before it evicts anything, so these are carried out like the others.
 // Methods are repeated while they keep finding commands; single-node sweeps each candidate once.
 // No decision disrupts more than `maxNodesPerCommand` nodes (MAX_NODES_PER_COMMAND, commandCap.ts),
 // which bounds what one command can break; emptiness deletes more empty nodes than that in several
@@ -22,12 +22,14 @@ import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import type { Decision, RejectedMove } from '../plan.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
+import type { PreferencePolicy } from '../scheduling/preferences.ts';
 import { applyProposal, destinationName, replacementNames } from './applyDecision.ts';
 import { balancedPoolTotals, rankBalanced } from './balancedScore.ts';
+import { architectureChange, architectureIndex, architectureSentence } from './architectureChange.ts';
 import { BudgetLedger } from './budgets.ts';
 import { capSentence, DEFAULT_MAX_NODES_PER_COMMAND } from './commandCap.ts';
 import { nodeDisruptionCost } from './disruptionCost.ts';
-import { byDisruptionCost, evaluateNodes, podsByNode, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
+import { byDisruptionCost, closedToMovedPods, evaluateNodes, podsByNode, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
 import { createMultiNode } from './methods/multiNode.ts';
 import { createRepack } from './methods/repack.ts';
@@ -36,7 +38,8 @@ import type { ConsolidationMethod, PassView, Proposal } from './methods/types.ts
 import type { MethodName } from './policy.ts';
 import { isReschedulable, podKey, type DurationParser } from './pods.ts';
 import { KubeSchedulerWorld, type SchedulerCheckContext } from './schedulerCheck.ts';
-import { strandFreePrefix, type PlannedMove } from './planCheck.ts';
+import { keepConcurrentlySafe } from './concurrentCheck.ts';
+import type { PlannedMove } from './planCheck.ts';
 import { DEFAULT_REPLACEMENT_BOUND, type ReplacementBound } from './sizeBound.ts';
 import { indexCatalog, roundCost, roundMoney } from './prices.ts';
 import { dollars } from './text.ts';
@@ -58,6 +61,8 @@ export interface PassInput {
   readonly timing?: (node: Node, pods: readonly Pod[]) => NodeTiming;
   /** Extra reasons a node is not a candidate (minimum lifetime, ...). */
   readonly extraReasons?: (node: Node) => readonly string[];
+  /** Karpenter's preference policy for the methods' simulations (PREFERENCE_POLICY; default Respect). */
+  readonly preferencePolicy?: PreferencePolicy;
   /** Restrict the methods (the emptiness-TTL function runs emptiness only). */
   readonly methods?: readonly MethodName[];
   /** Only pools for which this returns true are acted on (the two functions split pools). */
@@ -99,7 +104,10 @@ export interface PassOutcome {
   readonly disruptedBy: ReadonlyMap<string, number>;
   /** Candidates of the pools in scope (shown as `candidate: true`). */
   readonly evaluated: ReadonlySet<string>;
-  /** Candidates whose merits a method actually weighed (seed 002: these start a grace period). */
+  /**
+   * Candidates whose merits a method actually weighed (Karpenter's consolidationGracePeriod design:
+   * these start a grace period).
+   */
   readonly examined: ReadonlySet<string>;
   /** Moves a `Balanced` pool's score refused, once per method and node set (the latest scoring). */
   readonly rejectedMoves: readonly RejectedMove[];
@@ -116,6 +124,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const pools = new Map(input.nodePools.map((p) => [p.name, p]));
   const inFlight = input.inFlight ?? new Set<string>();
   const prices = indexCatalog(input.catalog);
+  const archOf = architectureIndex(input.catalog);
   const verdicts = input.verdicts ?? evaluateNodes({
     cluster: input.cluster,
     pools,
@@ -144,10 +153,15 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   const evaluated = new Set(open.map((c) => c.node.name));
 
   const notes = new Map<string, string[]>();
-  const note = (nodeName: string, reason: string) => {
-    const list = notes.get(nodeName) ?? [];
+  // The text each keyed note has now, per node: a later note of the same key takes its place.
+  const keyed = new Map<string, Map<string, string>>();
+  const note = (nodeName: string, reason: string, key?: string) => {
+    let list = notes.get(nodeName) ?? [];
+    const earlier = key === undefined ? undefined : keyed.get(nodeName)?.get(key);
+    if (earlier !== undefined) list = list.filter((r) => r !== earlier);
     if (!list.includes(reason)) list.push(reason);
     notes.set(nodeName, list);
+    if (key !== undefined) keyed.set(nodeName, (keyed.get(nodeName) ?? new Map<string, string>()).set(key, reason));
   };
 
   // Every simulation of the pass (its own, the kube-scheduler checks) is counted: the work it did.
@@ -162,6 +176,15 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       simulator ??= simulatorFactory({ cluster, nodePools: input.nodePools, catalog: input.catalog });
       return simulator.simulate(request);
     },
+  };
+  // The methods' simulations keep the pods they move off nodes still inside their consolidateAfter window,
+  // and hold pods to their preferences until nothing fits (policy Respect), as Karpenter's do
+  // (candidates.ts consolidateAfterWindow, scheduling/preferences.ts); the kube-scheduler check does
+  // neither: the real scheduler knows no such window and only scores preferences.
+  const closed = closedToMovedPods(verdicts);
+  const preferences = input.preferencePolicy ?? 'Respect';
+  const planningSimulator: Simulator = {
+    simulate: (request) => lazySimulator.simulate({ ...request, preferences, ...(closed.size > 0 ? { closedToMovedPods: closed } : {}) }),
   };
   const examined = new Set<string>();
   // Balanced pools are scored against their totals as the pass found them (one snapshot per pass, as
@@ -204,7 +227,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
         gates: input.gates,
         cluster,
         catalog: input.catalog,
-        simulator: lazySimulator,
+        simulator: planningSimulator,
         ledger,
         candidates: open,
         note,
@@ -229,7 +252,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       if (!proposal) break;
       const index = decisions.length;
       const names = replacementNames(index + 1, proposal.replacements.length, input.replacementPrefix);
-      decisions.push(toDecision(proposal, names));
+      decisions.push(toDecision(proposal, names, archOf));
       moves.push({ proposal, names });
       ledger.take(proposal.candidates.map((c) => c.pool.name));
       for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
@@ -238,10 +261,11 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
       kubeWorld?.commit(proposal, names);
       cluster = applied.cluster;
       // Nodes that receive pods get a pod event: under a consolidateAfter wait they are not candidates
-      // again in this pass (seed 004). Without a wait (consolidateAfter 0s) the event changes nothing, so
-      // they stay open with the pods they now hold (issue 11 item 6: the first plan goes as far as later
-      // passes would; the nodes of the pass are all tainted before any pod is evicted, so pods still move
-      // once, and the kube-scheduler check moves only the pods its world has on them).
+      // again in this pass (Karpenter's disruption-controls design). Without a wait (consolidateAfter
+      // 0s) the event changes nothing, so they stay open with the pods they now hold (so the first plan
+      // goes as far as later passes would; the nodes of the pass are all tainted before any pod is
+      // evicted, so pods still move once, and the kube-scheduler check moves only the pods its world has
+      // on them).
       const stays = (c: Candidate): boolean => reopenReceivers && c.pool.consolidateAfterMs === 0;
       for (const c of open) {
         if (applied.receivingNodes.has(c.node.name) && !disruptedBy.has(c.node.name) && !stays(c)) {
@@ -261,38 +285,26 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     }
   }
 
-  if (kubeWorld && (kubeWorld.reshuffled || deleteAfterReplacement(moves))) {
-    // The moves were checked one by one in the order decided; the actuator carries them out otherwise
-    // when moves took nodes that earlier moves had sent pods to, or when a delete that moves pods comes
-    // after a replacement (a delete evicts at once, a replacement only once its node is Ready, so the
-    // delete's pods take their room first). Place the plan again as a whole, the way it is carried out,
-    // and cut it until no pod would be left Pending (planCheck.ts).
-    const { kept, reason } = strandFreePrefix(checkContext, input.cluster, moves, kubeWorld.reshuffled ? 'both' : 'eviction');
-    for (const dropped of decisions.slice(kept)) {
-      for (const name of dropped.nodes) {
+  if (kubeWorld && moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) {
+    // The moves were checked one by one, each with only its own replacement there; the actuator starts
+    // them all at once, and their new nodes join in no order the plan controls. Place the plan again as
+    // a whole under the orders it may be carried out in, and cut what would leave a pod Pending
+    // (concurrentCheck.ts): the plan keeps its longest prefix that binds every pod in every order.
+    const verdict = keepConcurrentlySafe(checkContext, input.cluster, moves);
+    for (const [index, reason] of verdict.cut) {
+      for (const name of decisions[index]!.nodes) {
         disruptedBy.delete(name);
         note(name, `not taken: ${reason}; looked at again next pass`);
       }
     }
-    decisions = decisions.slice(0, kept);
-    moves.length = kept;
+    decisions = decisions.slice(0, verdict.kept);
+    moves.length = verdict.kept;
   }
 
   return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work };
 }
 
-/** A move that evicts pods and launches nothing, decided after one that evicts pods and launches a node. */
-function deleteAfterReplacement(moves: readonly PlannedMove[]): boolean {
-  let replacementSeen = false;
-  for (const { proposal } of moves) {
-    if (!proposal.candidates.some((c) => c.pods.length > 0)) continue;
-    if (proposal.replacements.length > 0) replacementSeen = true;
-    else if (replacementSeen) return true;
-  }
-  return false;
-}
-
-function toDecision(proposal: Proposal, names: readonly string[]): Decision {
+function toDecision(proposal: Proposal, names: readonly string[], archOf: ReadonlyMap<string, string>): Decision {
   const nodes = proposal.candidates.map((c) => c.node.name);
   const currentPricePerHour = proposal.candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);
   const replacementPricePerHour = proposal.replacements.reduce((sum, r) => sum + r.pricePerHour, 0);
@@ -319,7 +331,13 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
           ? `delete empty node(s) ${nodes.join(', ')}`
           : `delete ${nodes.join(', ')}; ${evicted.length} pod(s) fit on other nodes`;
   const cap = proposal.cappedAt;
-  const summary = cap ? `${sentence}; ${capSentence(cap)}` : sentence;
+  const arch = architectureChange(
+    proposal.candidates.map((c) => c.node),
+    proposal.replacements,
+    archOf,
+  );
+  const clauses = [sentence, ...(arch ? [architectureSentence(arch)] : []), ...(cap ? [capSentence(cap)] : [])];
+  const summary = clauses.join('; ');
   return {
     method: proposal.method,
     reason: proposal.reason,
@@ -335,6 +353,7 @@ function toDecision(proposal: Proposal, names: readonly string[]): Decision {
     summary,
     ...(proposal.move ? { move: proposal.move } : {}),
     ...(cap ? { cappedAt: cap } : {}),
+    ...(arch ? { architectureChange: arch } : {}),
     ...(proposal.scores ? { scores: proposal.scores } : {}),
   };
 }

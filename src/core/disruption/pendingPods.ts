@@ -1,5 +1,6 @@
-// Pending pods in disruption simulations (issue 9, item 8). Karpenter adds the cluster's pending pods
-// to every consolidation simulation, so a move never takes away the room they were about to use.
+// Pending pods in disruption simulations (docs/nodepools.md, "What the fields do"). Karpenter adds the
+// cluster's pending pods to every consolidation simulation, so a move never takes away the room they
+// were about to use.
 //
 // Here: the pending pods the cluster can place now, on its existing nodes, must still find a place
 // once a move is made (on the remaining nodes or on the move's one replacement). Pending pods that fit

@@ -1,5 +1,5 @@
-// The whole plan of a pass carried out the way the actuator does it (issue 11 item 4: a plan must not
-// create Pending pods). Every command of the pass is started, so every node it disrupts is tainted,
+// The whole plan of a pass carried out the way the actuator does it (a plan must not create
+// Pending pods). Every command of the pass is started, so every node it disrupts is tainted,
 // before any pod is evicted; a delete evicts at once, a replacement's command evicts when its new node
 // is Ready. kube-scheduler then places each evicted pod on the least allocated node that takes it.
 //
@@ -12,6 +12,9 @@
 // until no pod is left without a node in either order. A plan whose delete that moves pods comes after
 // a replacement is placed again too, in the actuator's order only: its deletes' pods go first and may
 // take the room the checks counted on for the replacement's pods (schedulerCheck.test.ts has a case).
+//
+// The pass itself now checks its plan under more orders (concurrentCheck.ts: every new node Ready at
+// once, pods bound smallest first, shuffled, ...), built on layOut here.
 //
 // carryOutPlan gives the cluster a plan leaves, for the plan's later waves (laterWaves.ts).
 import type { Cluster, Node, Pod } from '../model/types.ts';
@@ -29,7 +32,7 @@ export interface PlannedMove {
 }
 
 /** The plan's moves laid out on the start cluster: what each evicts, what each launches, what is kept. */
-interface LaidOut {
+export interface LaidOut {
   /** The start cluster with every replacement added (and its daemonset pods), the evicted pods taken out. */
   readonly cluster: Cluster;
   /** Every node a move disrupts. */
@@ -40,7 +43,7 @@ interface LaidOut {
   readonly added: readonly { readonly nodes: readonly Node[] }[];
 }
 
-function layOut(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): LaidOut {
+export function layOut(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): LaidOut {
   const decidedBy = new Map<string, number>();
   moves.forEach((m, index) => m.proposal.candidates.forEach((c) => decidedBy.set(c.node.name, index)));
   // The pods each decision evicts, as the cluster holds them now (each pod is evicted once), in the
@@ -96,7 +99,7 @@ export type PlanOrders = 'both' | 'eviction';
  * The order the actuator evicts in: a delete evicts as soon as its command starts, a replacement once its
  * new node is Ready, so every delete's pods first (in decision order), then the replacements'.
  */
-function evictionOrder(moves: readonly PlannedMove[]): number[] {
+export function evictionOrder(moves: readonly PlannedMove[]): number[] {
   const byDecision = moves.map((_, index) => index);
   return [...byDecision.filter((i) => moves[i]!.proposal.replacements.length === 0), ...byDecision.filter((i) => moves[i]!.proposal.replacements.length > 0)];
 }

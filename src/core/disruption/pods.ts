@@ -1,5 +1,5 @@
-// Which pods matter to a disruption, and which of them forbid it (seed 000, "Pods that Prevent
-// Consolidation"; CONTRACT section 2 annotations).
+// Which pods matter to a disruption, and which of them forbid it (Karpenter's consolidation design: pods
+// that block consolidation; the annotations of docs/file-formats.md, "The cluster").
 import { Annotations, type Pod } from '../model/types.ts';
 
 export const podKey = (pod: Pod): string => `${pod.namespace}/${pod.name}`;
@@ -58,7 +58,10 @@ export function doNotDisruptProtection(
   return { protects: false };
 }
 
-/** A controller owner recreates the pod after eviction; without one, eviction loses it (seed 000). */
+/**
+ * A controller owner recreates the pod after eviction; without one, eviction loses it (Karpenter's
+ * consolidation design).
+ */
 export function hasControllerOwner(pod: Pod): boolean {
   return pod.ownerReferences.some((owner) => owner.controller);
 }

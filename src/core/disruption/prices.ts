@@ -1,5 +1,5 @@
-// Prices of what exists and what could be launched (CONTRACT section 3).
-import type { Catalog, InstanceType, Node, Offering } from '../model/types.ts';
+// Prices of what exists and what could be launched (docs/file-formats.md, "The catalog").
+import { LabelKeys, type Catalog, type InstanceType, type Node, type Offering } from '../model/types.ts';
 import type { NewNodeOption } from '../scheduling/types.ts';
 
 export type PriceIndex = ReadonlyMap<string, InstanceType>;
@@ -11,15 +11,23 @@ export function indexCatalog(catalog: Catalog): PriceIndex {
 /**
  * An existing node's price is the price of its exact offering: instance type, zone and capacity type.
  * Unknown (undefined) when any of the three is missing or the catalog has no such offering; such a
- * node may still be deleted but is never replaced (CONTRACT section 3).
+ * node may still be deleted but is never replaced.
  */
 export function nodePricePerHour(node: Node, index: PriceIndex): number | undefined {
   if (!node.instanceType || !node.zone || !node.capacityType) return undefined;
-  const offering = index
-    .get(node.instanceType)
-    ?.offerings.find((o) => o.zone === node.zone && o.capacityType === node.capacityType);
-  return offering?.pricePerHour;
+  const type = index.get(node.instanceType);
+  if (type === undefined || osOfNode(node) !== osOfType(type)) return undefined;
+  return type.offerings.find((o) => o.zone === node.zone && o.capacityType === node.capacityType)?.pricePerHour;
 }
+
+/**
+ * The operating system a price is for. EC2 prices an instance per OS (a Windows instance includes its
+ * licence and costs well above the Linux one), and the bundled catalog holds Linux prices only, its types
+ * labelled kubernetes.io/os=linux; a node labelled for another OS has no price there rather than a
+ * Linux one. Without the label, Linux, as Karpenter assumes for an instance type.
+ */
+export const osOfNode = (node: Node): string => node.labels[LabelKeys.os] ?? 'linux';
+export const osOfType = (type: InstanceType): string => type.labels[LabelKeys.os] ?? 'linux';
 
 /** The dearest of these offerings, whatever their capacity type. */
 export function worstPricePerHour(offerings: readonly Offering[]): number {

@@ -1,5 +1,6 @@
 // How a replacement node is chosen once the simulation says one new node would hold the pods
-// (seed 000 "Node Replacement"; seed 003 threshold; Karpenter's spot rules, CONTRACT section 1).
+// (Karpenter's consolidation design: node replacement; Karpenter's savings-threshold design; Karpenter's
+// spot rules).
 import type { FeatureGates } from '../featureGates.ts';
 import type { PlannedReplacement } from '../plan.ts';
 import type { NewNodeOption, NewNodePlan } from '../scheduling/types.ts';
@@ -127,11 +128,12 @@ export type ReplacementsChoice =
 /**
  * Instance types for several replacements launched by one move (an m-to-n repack or a split), or why
  * none will do. The move pays when the candidates' price minus the sum of the replacements' worst
- * launch prices reaches the threshold of the removed nodes (seed 003, summed as for any move). Each
- * replacement starts from its cheapest type; what the threshold leaves over is shared out evenly, and a
- * replacement may launch as any type whose worst launch price stays within its share, so that whichever
- * types the launches land on, the move still pays. The capacity-type rules are those of one replacement:
- * spot nodes only become spot behind the gate, and a replacement priced by spot is pinned to spot.
+ * launch prices reaches the threshold of the removed nodes (Karpenter's savings-threshold design, summed
+ * as for any move). Each replacement starts from its cheapest type; what the threshold leaves over is
+ * shared out evenly, and a replacement may launch as any type whose worst launch price stays within its
+ * share, so that whichever types the launches land on, the move still pays. The capacity-type rules are
+ * those of one replacement: spot nodes only become spot behind the gate, and a replacement priced by
+ * spot is pinned to spot.
  */
 export function chooseReplacements(candidates: readonly Candidate[], newNodes: readonly NewNodePlan[], gates: FeatureGates): ReplacementsChoice {
   if (newNodes.length === 1) {

@@ -1,4 +1,4 @@
-// Seed 003: a move must save enough to pay for the disruption it causes.
+// Karpenter's savings-threshold design: a move must save enough to pay for the disruption it causes.
 //   required (cents/hr) = sum over removed nodes of pool threshold x node disruption cost
 //   act only when savings > 0 and savings >= required
 // Summing per node lets each pool's threshold guard its own pods when nodes of several pools merge.
@@ -16,7 +16,7 @@ export interface ThresholdVerdict {
   readonly reason?: string;
 }
 
-// Float noise must not flip a decision that is exactly on the boundary (seed 003: 6.0 >= 6.0 acts).
+// Float noise must not flip a decision that is exactly on the boundary (6.0 >= 6.0 acts).
 const EPSILON_CENTS = 1e-9;
 
 export function checkSavings(candidates: readonly Candidate[], savingsPerHour: number): ThresholdVerdict {

@@ -1,11 +1,12 @@
-// Issue 11 item 4: a plan must survive the real scheduler. The search places moved pods best-fit (as
-// Karpenter's simulation does), but kube-scheduler's default scoring puts each pod on the feasible node
-// left least allocated, spreading pods out; a move that only works with tight packing then leaves pods
-// Pending. So before a method takes a move, the moved pods are placed again the kube-scheduler way, in
-// two orders (largest first, and the scheduler queue's order: priority, then eviction order), on the
+// A plan must survive the real scheduler (docs/differences-from-karpenter.md, "It adds"). The search
+// places moved pods best-fit (as Karpenter's simulation does), but kube-scheduler's default scoring puts
+// each pod on the feasible node left least allocated, spreading pods out; a move that only works with
+// tight packing then leaves pods Pending. So before a method takes a move, the moved pods are placed
+// again the kube-scheduler way, in four orders (largest first, smallest first, a shuffled order, and the
+// scheduler queue's order: priority, then eviction order), on the
 // cluster as the move leaves it (its replacements already there, as they are when the drain starts).
 //
-// That cluster is the pass's "kube-scheduler world" (issue 10: linear passes): the cluster as the pass's
+// That cluster is the pass's "kube-scheduler world" (it keeps passes linear): the cluster as the pass's
 // accepted moves leave it with their pods where kube-scheduler would put them, not where the tight
 // packing of the search did. Each accepted move is committed to it once (its queue-order placement), so
 // a check places only the pods of its own nodes: the move's pods, and any pod of an earlier move that
@@ -19,6 +20,7 @@ import type { Placement, Simulator, SimulatorInput } from '../scheduling/types.t
 import { applyProposal, replacementNames } from './applyDecision.ts';
 import type { Proposal } from './methods/types.ts';
 import { podKey } from './pods.ts';
+import { seededShuffle } from '../random.ts';
 
 export interface SchedulerCheckContext {
   readonly nodePools: readonly NodePool[];
@@ -195,7 +197,12 @@ export class KubeSchedulerWorld {
       for (const [name, at] of this.replacementAt) if (at > since) availableFrom.set(name, earlier.length);
     }
     const first = queueOrder(earlier);
-    const orders = mustPlaceAll ? [[...first, ...[...own].sort(largestFirst)], [...first, ...queueOrder(own)]] : [[...first, ...queueOrder(own)]];
+    // The pods are recreated and bound one at a time in an order the plan does not choose: a move that
+    // holds only when its large pods are bound first (its new node sized to the pod, the small ones
+    // sent to the last bits of room elsewhere) leaves a pod Pending when a small one takes the empty new
+    // node first. So largest first, smallest first and a shuffled order must all hold; the queue
+    // order's placement comes last and is the one kept.
+    const orders = mustPlaceAll ? bindingOrders(own).map((pods) => [...first, ...pods]) : [[...first, ...queueOrder(own)]];
     let placements: readonly Placement[] = [];
     for (const pods of orders) {
       const result = simulator.simulate({
@@ -229,6 +236,20 @@ export class KubeSchedulerWorld {
 export const unbound = ({ nodeName: _bound, ...pod }: Pod): Pod => pod;
 
 const unbind = (pods: readonly Pod[]): Pod[] => pods.map(unbound);
+
+/**
+ * The orders evicted pods may be bound in, whichever the plan would like: largest first, smallest first,
+ * a fixed shuffle, and the scheduler queue's order (last: its placement is the one kept). The pass-level
+ * check (concurrentCheck.ts) binds a lone move's pods in these same orders, so a move taken here is not
+ * cut there for its own sake.
+ */
+export function bindingOrders(pods: readonly Pod[]): Pod[][] {
+  const largest = [...pods].sort(largestFirst);
+  return [largest, [...largest].reverse(), shuffledPods(pods), queueOrder(pods)];
+}
+
+/** A fixed shuffle of the pods, seeded by their number: the same move is checked the same way. */
+const shuffledPods = (pods: readonly Pod[]): Pod[] => seededShuffle(pods, pods.length * 2654435761);
 
 /** The scheduler queue's order: priority first, then the order given (eviction order). */
 export const queueOrder = (pods: readonly Pod[]): Pod[] =>

@@ -1,4 +1,4 @@
-// The plan's `efficiency` (issue 11 item 5): where the plan ends against the lower bound no plan can
+// The plan's `efficiency`: where the plan ends against the lower bound no plan can
 // beat, and what holds the rest back, so an operator sees how much is left and why.
 import type { PassOutcome } from '../disruption/pass.ts';
 import { roundMoney } from '../disruption/prices.ts';
@@ -38,7 +38,9 @@ export function planEfficiency(outcome: PassOutcome, decisions: readonly Decisio
     entry.nodes += 1;
     entry.pricePerHour = roundMoney(entry.pricePerHour + (prices.get(name) ?? 0));
   }
-  const lower = bound.lowerBoundPerHour;
+  // A node of unknown price is in neither the start, the end nor the bound: no ratio compares them then.
+  const unpricedNodes = bound.unpricedNodes?.length ?? 0;
+  const lower = unpricedNodes > 0 ? undefined : bound.lowerBoundPerHour;
   return {
     startCostPerHour: roundMoney(bound.startCostPerHour),
     endCostPerHour: roundMoney(endCost),
@@ -47,12 +49,14 @@ export function planEfficiency(outcome: PassOutcome, decisions: readonly Decisio
     leftPerHour: lower === undefined ? null : roundMoney(Math.max(0, endCost - lower)),
     lockedCostPerHour: roundMoney(bound.lockedCostPerHour),
     heldBack,
+    ...(unpricedNodes > 0 ? { unpricedNodes } : {}),
   };
 }
 
 /** The plan's efficiency as one line for a person. */
 export function describeEfficiency(e: PlanEfficiency): string {
   const money = (n: number) => `$${n.toFixed(4)}/hr`;
+  if (e.unpricedNodes !== undefined) return `Efficiency: no figure: ${e.unpricedNodes} node(s) have no price in the catalog.`;
   if (e.lowerBoundPerHour === null) return `Efficiency: end cost ${money(e.endCostPerHour)} (from ${money(e.startCostPerHour)}); no lower bound (the pods cannot be covered by any allowed capacity).`;
   const held = Object.entries(e.heldBack)
     .sort((a, b) => b[1].pricePerHour - a[1].pricePerHour)
@@ -60,7 +64,7 @@ export function describeEfficiency(e: PlanEfficiency): string {
     .join(', ');
   return (
     `Efficiency: end cost ${money(e.endCostPerHour)} (from ${money(e.startCostPerHour)}) against a lower bound of ${money(e.lowerBoundPerHour)}` +
-    `${e.ratio === null ? '' : ` (${e.ratio.toFixed(3)}x)`}; ${money(e.leftPerHour ?? 0)} left` +
+    `${e.ratio === null ? '' : ` (${e.ratio.toFixed(3)}x)`}; a better packing could save at most ${money(e.leftPerHour ?? 0)} more` +
     `${held ? `; nodes kept: ${held}` : ''}.`
   );
 }

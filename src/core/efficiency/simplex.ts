@@ -1,5 +1,6 @@
-// A small exact linear-program solver (two-phase simplex on a dense tableau, Bland's rule so it cannot
-// cycle). It is meant for the plan's lower bound (lowerBound.ts): a few dozen rows, a few thousand
+// A small exact linear-program solver (two-phase simplex on a dense tableau; Dantzig's rule, with
+// Bland's rule after a run of degenerate pivots so it cannot cycle). It is meant for the plan's lower
+// bound (lowerBound.ts): a few hundred rows, a few thousand
 // columns. No dependency: the npm solvers are native or WebAssembly builds that would weigh on the
 // Lambda's bundle and cold start for a problem this small.
 //
@@ -22,6 +23,8 @@ export type LinearSolution =
   | { readonly status: 'unbounded' };
 
 const EPS = 1e-9;
+/** Degenerate pivots in a row before Bland's rule takes over. */
+const BLAND_AFTER = 50;
 
 export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): LinearSolution {
   const n = lp.costs.length;
@@ -53,13 +56,18 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
   }
 
   const iterate = (objective: Float64Array, allowed: number): 'optimal' | 'unbounded' | 'stalled' => {
+    // Dantzig's rule (the most negative reduced cost enters) takes far fewer pivots; after a run of
+    // pivots that do not move the objective, Bland's rule (the lowest index) takes over, which cannot cycle.
+    let degenerate = 0;
     for (let iteration = 0; iteration < maxIterations; iteration++) {
-      // Bland: the lowest-index column with a negative reduced cost enters.
+      const bland = degenerate >= BLAND_AFTER;
       let entering = -1;
+      let mostNegative = -EPS;
       for (let j = 0; j < allowed; j++) {
-        if (objective[j]! < -EPS) {
+        if (objective[j]! < mostNegative) {
           entering = j;
-          break;
+          if (bland) break;
+          mostNegative = objective[j]!;
         }
       }
       if (entering < 0) return 'optimal';
@@ -75,6 +83,7 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
         }
       }
       if (leaving < 0) return 'unbounded';
+      degenerate = best <= EPS ? degenerate + 1 : 0;
       pivot(tableau, objective, leaving, entering, width);
       basis[leaving] = entering;
     }

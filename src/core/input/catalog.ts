@@ -1,4 +1,5 @@
-// The instance-type catalog (CONTRACT §3): what can be launched, how big it is, what it costs.
+// The instance-type catalog (docs/file-formats.md, "The catalog"): what can be launched, how big it is,
+// what it costs.
 //
 // - `allocatable` may be omitted; it is then derived from `capacity` with EKS overheads (overhead.ts).
 //   When given, it is taken as is (never above capacity), and any resource present in capacity but

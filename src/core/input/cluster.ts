@@ -1,7 +1,7 @@
 // Kubernetes objects (`kubectl get ... -o json` items, or YAML documents) -> the model's Cluster
-// (CONTRACT §2). Reads Node, Pod, PodDisruptionBudget, DaemonSet, Deployment/StatefulSet/ReplicaSet
-// (readiness for the stabilization window), Namespace, PersistentVolume and PersistentVolumeClaim
-// (volume zones). Other kinds are ignored; `List`s are flattened.
+// (docs/file-formats.md, "The cluster"). Reads Node, Pod, PodDisruptionBudget, DaemonSet,
+// Deployment/StatefulSet/ReplicaSet (readiness for the stabilization window), Namespace,
+// PersistentVolume and PersistentVolumeClaim (volume zones). Other kinds are ignored; `List`s are flattened.
 //
 // Errors name the object as `Pod default/web-0` or `Node "a"` and the field with its indexes.
 import { InputError } from '../errors.ts';
@@ -211,6 +211,8 @@ interface VolumeIndex {
   readonly claims: ReadonlyMap<string, string>;
   /** PV name -> the zones it lives in, or null when it is not zonal (EFS, say). */
   readonly volumes: ReadonlyMap<string, readonly string[] | null>;
+  /** PV name -> the hosts it is bound to, for a volume pinned to nodes (persistentVolumeHosts). */
+  readonly volumeHosts: ReadonlyMap<string, readonly string[]>;
   readonly nodeZones: ReadonlyMap<string, string>;
 }
 
@@ -244,10 +246,39 @@ function persistentVolumeZones(item: Item): readonly string[] | null {
   return zone ? [zone] : null;
 }
 
+/**
+ * The hosts a PV's node affinity pins it to, when every term names hosts (`kubernetes.io/hostname In`),
+ * else null. A `local` or `hostPath` volume pins nothing: as Karpenter's volume topology does, its
+ * hostname terms are dropped, since moving such a pod means leaving that data behind anyway (Karpenter's
+ * "should ignore hostname affinity scheduling when using local path volumes"). Any other volume keeps
+ * them: its pod can start on no other node ("should not ignore hostname affinity when using non-local
+ * path volumes").
+ */
+function persistentVolumeHosts(item: Item): readonly string[] | null {
+  const f: Fields = new Fields(objectName(item, false));
+  const spec = f.optRecord(item.raw['spec'], 'spec') ?? {};
+  if (isRecord(spec['local']) || isRecord(spec['hostPath'])) return null;
+  const nodeAffinity = f.optRecord(spec['nodeAffinity'], 'spec.nodeAffinity');
+  const required = f.optRecord(nodeAffinity?.['required'], 'spec.nodeAffinity.required');
+  const terms = f.optArray(required?.['nodeSelectorTerms'], 'spec.nodeAffinity.required.nodeSelectorTerms');
+  if (terms.length === 0) return null;
+  const hosts = new Set<string>();
+  for (const [i, t] of terms.entries()) {
+    const p = `spec.nodeAffinity.required.nodeSelectorTerms[${i}]`;
+    const expressions = f.optArray(f.record(t, p)['matchExpressions'], `${p}.matchExpressions`);
+    const j = expressions.findIndex((e) => isRecord(e) && e['key'] === LabelKeys.hostname && e['operator'] === 'In');
+    const pinned = expressions[j];
+    if (j < 0 || !isRecord(pinned)) return null;
+    for (const host of f.stringList(pinned['values'], `${p}.matchExpressions[${j}].values`)) hosts.add(host);
+  }
+  return [...hosts];
+}
+
 /** The input's PersistentVolumeClaims and PersistentVolumes (`items`), and the nodes' zones, indexed. */
 function indexVolumes(items: readonly Item[], nodes: readonly Node[]): VolumeIndex {
   const claims = new Map<string, string>();
   const volumes = new Map<string, readonly string[] | null>();
+  const volumeHosts = new Map<string, readonly string[]>();
   for (const item of items) {
     if (item.kind === 'PersistentVolumeClaim') {
       const f: Fields = new Fields(objectName(item, true));
@@ -256,12 +287,15 @@ function indexVolumes(items: readonly Item[], nodes: readonly Node[]): VolumeInd
       claims.set(`${meta.namespace}/${meta.name}`, f.optString(spec['volumeName'], 'spec.volumeName') ?? '');
     } else if (item.kind === 'PersistentVolume') {
       const f: Fields = new Fields(objectName(item, false));
-      volumes.set(readMeta(f, item.raw).name, persistentVolumeZones(item));
+      const name = readMeta(f, item.raw).name;
+      volumes.set(name, persistentVolumeZones(item));
+      const hosts = persistentVolumeHosts(item);
+      if (hosts) volumeHosts.set(name, hosts);
     }
   }
   const nodeZones = new Map<string, string>();
   for (const node of nodes) if (node.zone) nodeZones.set(node.name, node.zone);
-  return { claims, volumes, nodeZones };
+  return { claims, volumes, volumeHosts, nodeZones };
 }
 
 /**
@@ -303,6 +337,18 @@ function zonesOfClaims(claims: readonly string[], pod: Pod, index: VolumeIndex):
     zones = zones === undefined ? [...volumeZones] : zones.filter((z) => volumeZones.includes(z));
   }
   return zones;
+}
+
+/** Hosts the pod's claims pin it to (the intersection over its pinned volumes), or undefined when none is pinned. */
+function hostsOfClaims(claims: readonly string[], pod: Pod, index: VolumeIndex): readonly string[] | undefined {
+  let hosts: string[] | undefined;
+  for (const claim of claims) {
+    const pvName = index.claims.get(`${pod.namespace}/${claim}`);
+    const volumeHosts = pvName ? index.volumeHosts.get(pvName) : undefined;
+    if (!volumeHosts) continue;
+    hosts = hosts === undefined ? [...volumeHosts] : hosts.filter((h) => volumeHosts.includes(h));
+  }
+  return hosts;
 }
 
 /** A pod as read, its volume zones still to be worked out from the claims (they need the PVs and PVCs). */
@@ -428,7 +474,7 @@ export function parseClusterObjects(objects: readonly unknown[]): Cluster {
 }
 
 /**
- * A Cluster read one object at a time (issue 10: a streamed dump's items are parsed as they arrive, so
+ * A Cluster read one object at a time (a streamed dump's items are parsed as they arrive, so
  * their raw objects never pile up). Each object is parsed when added, so errors come in input order;
  * what needs other objects (volume zones, duplicate names) is settled by `finish`.
  */
@@ -523,7 +569,10 @@ export class ClusterBuilder {
     const pods = this.pods.map(({ pod, claims }) => {
       if (claims.length === 0) return pod;
       const volumeZones = zonesOfClaims(claims, pod, volumes);
-      return volumeZones === undefined ? pod : { ...pod, volumeZones };
+      const volumeHosts = hostsOfClaims(claims, pod, volumes);
+      return volumeZones === undefined && volumeHosts === undefined
+        ? pod
+        : { ...pod, ...(volumeZones === undefined ? {} : { volumeZones }), ...(volumeHosts === undefined ? {} : { volumeHosts }) };
     });
     rejectDuplicates(pods, (p) => `${p.namespace}/${p.name}`, (p) => `Pod ${p.namespace}/${p.name}`);
     return { nodes, pods, pdbs: this.pdbs, daemonSets: this.daemonSets, workloads: this.workloads, namespaces: this.namespaces };

@@ -1,6 +1,7 @@
-// `spec.disruption.consolidationPolicy`: the one place its values are checked (CONTRACT section 4).
-// Karpenter v1.14's CRD allows WhenEmpty, WhenEmptyOrUnderutilized and Balanced; the seeds add
-// WhenUnderutilized, WhenCheaper and WhenUnderutilizedOrCheaper. An integer (Balanced's k) is only
+// `spec.disruption.consolidationPolicy`: the one place its values are checked (docs/nodepools.md,
+// "Policies"). Karpenter v1.14's CRD allows WhenEmpty, WhenEmptyOrUnderutilized and Balanced;
+// Karpenter's consolidation-policies design adds WhenUnderutilized, WhenCheaper and
+// WhenUnderutilizedOrCheaper. An integer (Balanced's k) is only
 // accepted in the handover annotation (balancedPolicy.ts says why).
 import type { ConsolidationPolicy } from '../model/types.ts';
 import { integerPolicy, type PolicyChoice } from './balancedPolicy.ts';

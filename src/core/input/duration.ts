@@ -1,5 +1,5 @@
 // Go-style durations (`30s`, `5m`, `1h30m`, `1.5h`, `300ms`), as Karpenter's NodePool fields take them
-// (CONTRACT §4), converted to the model's milliseconds.
+// (docs/file-formats.md, "The NodePools"), converted to the model's milliseconds.
 //
 // The grammar is Go's `time.ParseDuration`: an optional sign, then one or more `<number><unit>` pairs
 // with units ns, us (µs, μs), ms, s, m, h; a bare `0` is allowed. The value is summed in whole

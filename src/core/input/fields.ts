@@ -3,7 +3,8 @@
 // Every parser in this folder reads untrusted documents. Rather than sprinkling `typeof` checks, each
 // parser builds a `Fields` reader for the object it is working on (e.g. `Pod default/web-0`) and
 // asks it for values by path; a wrong type becomes an InputError carrying both names, which the file
-// adapters then attribute to a file (CONTRACT §1: exit 2 naming the file, the object and the field).
+// adapters then attribute to a file (docs/file-formats.md, "Bad input": exit 2 naming the file, the
+// object and the field).
 import { InputError } from '../errors.ts';
 import { parseTimestamp } from './time.ts';
 

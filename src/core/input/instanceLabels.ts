@@ -1,7 +1,7 @@
 // Well-known labels a node of an EC2 instance type carries, derived from the type's name and capacity
-// when the catalog does not list them (CONTRACT §3). NodePool requirements are written against these
-// (`karpenter.k8s.aws/instance-category In [c, m, r]`, `kubernetes.io/arch In [arm64]`), so a catalog
-// without labels must still answer them the way Karpenter would.
+// when the catalog does not list them (docs/file-formats.md, "The catalog"). NodePool requirements are
+// written against these (`karpenter.k8s.aws/instance-category In [c, m, r]`, `kubernetes.io/arch In
+// [arm64]`), so a catalog without labels must still answer them the way Karpenter would.
 //
 // Name anatomy, e.g. `c7gn.16xlarge`: family `c7gn` (before the dot), size `16xlarge` (after it),
 // category `c` (the leading letters), generation `7` (the digits after them; `u-6tb1` style names put

@@ -1,11 +1,13 @@
 // The field tree of a `karpenter.sh/v1` NodePool as Karpenter v1.14's CRD declares it, used to refuse
 // fields the API server would refuse (CRDs are structural: `kubectl apply` fails on an unknown field
 // under strict field validation, its default). A misspelled field must not be silently ignored: the
-// plan would then follow a setting the user never made (issue 9, item 1).
+// plan would then follow a setting the user never made (docs/nodepools.md, "Honoured or refused,
+// never ignored").
 //
 // Only the shape is checked here; values are checked where they are read (nodePools.ts). Fields this
-// product adds on top of Karpenter's (CONTRACT section 4: consolidationGracePeriod and
-// consolidationSavingsThresholdCents, from the seeds) are part of the tree.
+// product adds on top of Karpenter's (consolidationGracePeriod, from Karpenter's consolidationGracePeriod
+// design, and consolidationSavingsThresholdCents, from its savings-threshold design) are part of the
+// tree.
 import { Fields, isRecord, joinPath, show } from './fields.ts';
 
 /** `any`: not inspected (status, metadata internals, limits' resource names). */
@@ -21,7 +23,8 @@ export const DISRUPTION_SHAPE: Shape = obj({
   consolidateAfter: 'any',
   consolidationPolicy: 'any',
   budgets: list(obj({ nodes: 'any', schedule: 'any', duration: 'any', reasons: 'any' })),
-  // Product extensions (seed 002 grace period, seed 003 threshold).
+  // Product extensions: the grace period (Karpenter's consolidationGracePeriod design) and the savings
+  // threshold (Karpenter's savings-threshold design).
   consolidationGracePeriod: 'any',
   consolidationSavingsThresholdCents: 'any',
 });
@@ -85,11 +88,14 @@ const MOVED: Readonly<Record<string, string>> = {
  * Fails on the first field the tree does not know, naming its path. Lists are walked item by item;
  * values of the wrong type are left to the readers, which say what they expected.
  */
-export function rejectUnknownFields(f: Fields, value: unknown, shape: Shape, path: string): void {
+/** Why an unknown field of a NodePool is refused. */
+export const REFUSED_BY_API_SERVER = "Karpenter v1.14's NodePool has no such field, and the API server would refuse it";
+
+export function rejectUnknownFields(f: Fields, value: unknown, shape: Shape, path: string, why: string = REFUSED_BY_API_SERVER): void {
   if (shape === 'any') return;
   if ('items' in shape) {
     if (!Array.isArray(value)) return;
-    value.forEach((item, i) => rejectUnknownFields(f, item, shape.items, `${path}[${i}]`));
+    value.forEach((item, i) => rejectUnknownFields(f, item, shape.items, `${path}[${i}]`, why));
     return;
   }
   if (!isRecord(value)) return;
@@ -101,9 +107,9 @@ export function rejectUnknownFields(f: Fields, value: unknown, shape: Shape, pat
       const moved = MOVED[generic];
       if (moved) f.fail(childPath, moved);
       const guess = closest(key, Object.keys(shape.fields));
-      f.fail(childPath, `unknown field${guess ? ` (did you mean ${show(guess)}?)` : ''}; Karpenter v1.14's NodePool has no such field, and the API server would refuse it`);
+      f.fail(childPath, `unknown field${guess ? ` (did you mean ${show(guess)}?)` : ''}; ${why}`);
     }
-    rejectUnknownFields(f, child, known, childPath);
+    rejectUnknownFields(f, child, known, childPath, why);
   }
 }
 

@@ -1,12 +1,14 @@
 // Karpenter NodePool objects (`karpenter.sh/v1`, as of Karpenter v1.14) -> the model's NodePool, with
-// Karpenter's defaults and validation (CONTRACT §4, seed 004). Unknown fields are refused as the CRD's
-// structural schema refuses them (nodePoolSchema.ts); `karpenter.sh/v1beta1` is refused with what to
-// convert, because its fields mean other things (its WhenUnderutilized is every method, say).
+// Karpenter's defaults and validation (docs/file-formats.md, "The NodePools"; Karpenter's
+// disruption-controls design). Unknown fields are refused as the CRD's structural schema refuses them
+// (nodePoolSchema.ts); `karpenter.sh/v1beta1` is refused with what to convert, because its fields mean
+// other things (its WhenUnderutilized is every method, say).
 //
 // Defaults, when a field is absent:
-//   consolidationPolicy WhenEmptyOrUnderutilized; consolidateAfter 15s (seed 004 keeps the old
-//   consolidation delay); consolidationGracePeriod none; expireAfter 720h; savings threshold 0 cents;
-//   budgets one budget of 10% of the pool's nodes; weight 0; no limits; on-demand only (below).
+//   consolidationPolicy WhenEmptyOrUnderutilized; consolidateAfter 15s (Karpenter's disruption-controls
+//   design keeps the old consolidation delay); consolidationGracePeriod none; expireAfter 720h; savings
+//   threshold 0 cents; budgets one budget of 10% of the pool's nodes; weight 0; no limits; on-demand
+//   only (below).
 import { CronExpressionParser } from 'cron-parser';
 import { InputError } from '../errors.ts';
 import type { Budget, DisruptionReason, Labels, NodeClaimTemplateSource, NodePool, Requirement } from '../model/types.ts';
@@ -130,7 +132,7 @@ export function normalizeSchedule(f: Fields, raw: unknown, path: string): string
 
 /**
  * A budget window: whole hours and minutes only (`8h`, `90m`, `1h30m`; Go's printed `1h30m0s` too),
- * because cron schedules tick in minutes (seed 004).
+ * because cron schedules tick in minutes (Karpenter's disruption-controls design).
  */
 function parseBudgetDuration(f: Fields, raw: unknown, path: string): number {
   const text = f.string(raw, path);
@@ -164,7 +166,10 @@ function parseBudget(f: Fields, raw: unknown, path: string): Budget {
   };
 }
 
-/** `consolidationSavingsThresholdCents` (seed 003): a non-negative decimal, as text or a number. */
+/**
+ * `consolidationSavingsThresholdCents` (Karpenter's savings-threshold design): a non-negative decimal,
+ * as text or a number.
+ */
 function parseSavingsThreshold(f: Fields, raw: unknown, path: string): number {
   if (raw === undefined || raw === null) return 0;
   const problem = `${show(raw)} must be a non-negative number of cents, such as "0.5"`;
@@ -331,7 +336,7 @@ function parseNodePool(raw: JsonRecord, index: number, options: NodePoolParseOpt
     consolidationPolicy: policy.policy,
     ...(policy.balancedK !== undefined ? { balancedK: policy.balancedK } : {}),
     consolidateAfterMs: nillableDuration(f, disruption['consolidateAfter'], 'spec.disruption.consolidateAfter', DEFAULT_CONSOLIDATE_AFTER_MS),
-    // Unset and Never both mean no grace period (seed 002).
+    // Unset and Never both mean no grace period (Karpenter's consolidationGracePeriod design).
     consolidationGracePeriodMs: nillableDuration(f, disruption['consolidationGracePeriod'], 'spec.disruption.consolidationGracePeriod', null),
     savingsThresholdCents: parseSavingsThreshold(f, disruption['consolidationSavingsThresholdCents'], 'spec.disruption.consolidationSavingsThresholdCents'),
     budgets,
@@ -354,7 +359,8 @@ function parseHandover(f: Fields, text: string): JsonRecord {
     return f.fail(path, `is not JSON (${error instanceof Error ? error.message : String(error)}); write it like spec.disruption, e.g. {"consolidationPolicy":"WhenEmptyOrUnderutilized","consolidateAfter":"1m"}`);
   }
   const record = f.record(value, path);
-  rejectUnknownFields(f, record, DISRUPTION_SHAPE, path);
+  // An annotation's value is a string to the API server, which never looks inside it: the refusal is ours.
+  rejectUnknownFields(f, record, DISRUPTION_SHAPE, path, "the annotation takes the fields of Karpenter v1.14's spec.disruption only (eks-consolidator checks it; the API server does not)");
   return record;
 }
 
@@ -398,7 +404,8 @@ function karpenterView(f: Fields, specDisruption: JsonRecord): boolean {
 
 /**
  * Consolidation is off when consolidateAfter is Never, or when a budget without a schedule allows 0
- * nodes for both consolidation reasons (the most restrictive budget wins, seed 004).
+ * nodes for both consolidation reasons (the most restrictive budget wins, Karpenter's disruption-controls
+ * design).
  */
 function wouldConsolidate(consolidateAfter: unknown, budgets: readonly Budget[]): boolean {
   if (consolidateAfter === 'Never') return false;

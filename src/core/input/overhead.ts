@@ -1,7 +1,7 @@
 // What an EKS node keeps for itself: allocatable derived from an instance type's capacity when the
-// catalog does not list it (CONTRACT §3). These are the defaults Karpenter's AWS provider applies on
-// EKS (ECOSYSTEM.md, "EC2 prices and capacity"), so a replacement simulated here has the room a node
-// Karpenter would launch has:
+// catalog does not list it (docs/file-formats.md, "The catalog"). These are the defaults Karpenter's
+// AWS provider (aws/karpenter-provider-aws) applies on EKS, so a replacement simulated here has the
+// room a node Karpenter would launch has:
 //
 //   memory  = capacity - CMA - VM overhead - kube-reserved - eviction threshold
 //     CMA             = 64 MiB on arm64 only (the Graviton kernel sets it aside for contiguous
@@ -22,7 +22,7 @@
 //
 // m5.large (2 vCPU, 8 GiB, 29 pods): cpu 2000 - 60 - 10 = 1930m; memory 8192 - ceil(614.4) = 7577 MiB,
 // minus 574 kube-reserved and 100 eviction = 6903 MiB. Both match Karpenter's published numbers, as
-// does every one of the 1,345 types in /work/shared/data (test/input/overhead.test.ts checks them all).
+// does every one of the 1,345 types in data/aws-instance-types-us-east-1.json (test/input/overhead.test.ts checks them all).
 import type { Resources } from '../model/types.ts';
 
 export const MiB = 1024 ** 2;

@@ -9,6 +9,8 @@ import type {
   Resources,
   Toleration,
   TopologySpreadConstraint,
+  WeightedNodeSelectorTerm,
+  WeightedPodAffinityTerm,
 } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import { parseResources } from '../quantity.ts';
@@ -92,40 +94,70 @@ function parseNodeAffinity(f: Fields, affinity: JsonRecord | undefined, path: st
   const requiredPath = `${path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`;
   const required = f.optRecord(nodeAffinity?.['requiredDuringSchedulingIgnoredDuringExecution'], requiredPath);
   if (!required) return [];
-  return f.array(required['nodeSelectorTerms'], `${requiredPath}.nodeSelectorTerms`).map((t, i) => {
-    const p = `${requiredPath}.nodeSelectorTerms[${i}]`;
-    const term = f.record(t, p);
-    const expressions: Requirement[] = f
-      .optArray(term['matchExpressions'], `${p}.matchExpressions`)
-      .map((e, j) => parseRequirement(f, e, `${p}.matchExpressions[${j}]`, 'kubernetes'));
-    f.optArray(term['matchFields'], `${p}.matchFields`).forEach((e, j) => {
-      const fp = `${p}.matchFields[${j}]`;
-      const field = parseRequirement(f, e, fp, 'kubernetes');
-      if (field.key !== 'metadata.name') f.fail(`${fp}.key`, `${JSON.stringify(field.key)}: only metadata.name can be matched as a field`);
-      expressions.push({ ...field, key: LabelKeys.hostname });
-    });
-    return { matchExpressions: expressions };
+  return f.array(required['nodeSelectorTerms'], `${requiredPath}.nodeSelectorTerms`).map((t, i) => parseNodeSelectorTerm(f, t, `${requiredPath}.nodeSelectorTerms[${i}]`));
+}
+
+/** Preferred node affinity: `{ weight, preference }` terms. */
+function parsePreferredNodeAffinity(f: Fields, affinity: JsonRecord | undefined, path: string): WeightedNodeSelectorTerm[] {
+  const nodeAffinity = f.optRecord(affinity?.['nodeAffinity'], `${path}.nodeAffinity`);
+  const preferredPath = `${path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`;
+  return f.optArray(nodeAffinity?.['preferredDuringSchedulingIgnoredDuringExecution'], preferredPath).map((t, i) => {
+    const p = `${preferredPath}[${i}]`;
+    const r = f.record(t, p);
+    return { weight: parseWeight(f, r['weight'], `${p}.weight`), preference: parseNodeSelectorTerm(f, r['preference'], `${p}.preference`) };
   });
+}
+
+/** A preference's weight: Kubernetes requires 1 to 100. */
+function parseWeight(f: Fields, raw: unknown, path: string): number {
+  const weight = f.optInteger(raw, path);
+  if (weight === undefined || weight < 1 || weight > 100) f.fail(path, weight === undefined ? 'is required' : `${weight} must be 1 to 100`);
+  return weight;
+}
+
+function parseNodeSelectorTerm(f: Fields, t: unknown, p: string): NodeSelectorTerm {
+  const term = f.record(t, p);
+  const expressions: Requirement[] = f
+    .optArray(term['matchExpressions'], `${p}.matchExpressions`)
+    .map((e, j) => parseRequirement(f, e, `${p}.matchExpressions[${j}]`, 'kubernetes'));
+  f.optArray(term['matchFields'], `${p}.matchFields`).forEach((e, j) => {
+    const fp = `${p}.matchFields[${j}]`;
+    const field = parseRequirement(f, e, fp, 'kubernetes');
+    if (field.key !== 'metadata.name') f.fail(`${fp}.key`, `${JSON.stringify(field.key)}: only metadata.name can be matched as a field`);
+    expressions.push({ ...field, key: LabelKeys.hostname });
+  });
+  return { matchExpressions: expressions };
 }
 
 function parsePodAffinityTerms(f: Fields, section: JsonRecord | undefined, path: string): PodAffinityTerm[] {
   const termsPath = `${path}.requiredDuringSchedulingIgnoredDuringExecution`;
-  return f.optArray(section?.['requiredDuringSchedulingIgnoredDuringExecution'], termsPath).map((t, i) => {
+  return f.optArray(section?.['requiredDuringSchedulingIgnoredDuringExecution'], termsPath).map((t, i) => parsePodAffinityTerm(f, t, `${termsPath}[${i}]`));
+}
+
+/** Preferred pod (anti-)affinity: `{ weight, podAffinityTerm }` terms. */
+function parsePreferredPodAffinityTerms(f: Fields, section: JsonRecord | undefined, path: string): WeightedPodAffinityTerm[] {
+  const termsPath = `${path}.preferredDuringSchedulingIgnoredDuringExecution`;
+  return f.optArray(section?.['preferredDuringSchedulingIgnoredDuringExecution'], termsPath).map((t, i) => {
     const p = `${termsPath}[${i}]`;
-    const term = f.record(t, p);
-    const labelSelector = parseOptLabelSelector(f, term['labelSelector'], `${p}.labelSelector`);
-    const namespaceSelector = parseOptLabelSelector(f, term['namespaceSelector'], `${p}.namespaceSelector`);
-    return {
-      ...(labelSelector ? { labelSelector } : {}),
-      namespaces: f.stringList(term['namespaces'], `${p}.namespaces`),
-      ...(namespaceSelector ? { namespaceSelector } : {}),
-      topologyKey: f.string(term['topologyKey'], `${p}.topologyKey`),
-    };
+    const r = f.record(t, p);
+    return { weight: parseWeight(f, r['weight'], `${p}.weight`), term: parsePodAffinityTerm(f, r['podAffinityTerm'], `${p}.podAffinityTerm`) };
   });
 }
 
+function parsePodAffinityTerm(f: Fields, t: unknown, p: string): PodAffinityTerm {
+  const term = f.record(t, p);
+  const labelSelector = parseOptLabelSelector(f, term['labelSelector'], `${p}.labelSelector`);
+  const namespaceSelector = parseOptLabelSelector(f, term['namespaceSelector'], `${p}.namespaceSelector`);
+  return {
+    ...(labelSelector ? { labelSelector } : {}),
+    namespaces: f.stringList(term['namespaces'], `${p}.namespaces`),
+    ...(namespaceSelector ? { namespaceSelector } : {}),
+    topologyKey: f.string(term['topologyKey'], `${p}.topologyKey`),
+  };
+}
+
 /**
- * Parsed toleration lists, shared between the pods that carry the same one (issue 10: almost every pod
+ * Parsed toleration lists, shared between the pods that carry the same one (almost every pod
  * has the same two default tolerations, and one copy per pod was 14 MB of the live heap at 30k pods).
  * Safe to share: the model is read-only. Bounded, so a cluster of all-different lists keeps no more.
  */
@@ -266,6 +298,20 @@ export function parseSchedulingSpec(f: Fields, spec: JsonRecord, path: string): 
     ),
     topologySpread: parseTopologySpread(f, spec['topologySpreadConstraints'], `${path}.topologySpreadConstraints`),
     hostPorts: parseHostPorts(f, spec, path),
+    ...parsePreferences(f, affinity, `${path}.affinity`),
+  };
+}
+
+/** The preferred terms, each list only when the pod states one (most pods state none). */
+function parsePreferences(f: Fields, affinity: JsonRecord | undefined, path: string): Pick<PodSchedulingSpec, 'preferredNodeAffinity' | 'preferredPodAffinity' | 'preferredPodAntiAffinity'> {
+  if (!affinity) return {};
+  const node = parsePreferredNodeAffinity(f, affinity, path);
+  const pod = parsePreferredPodAffinityTerms(f, f.optRecord(affinity['podAffinity'], `${path}.podAffinity`), `${path}.podAffinity`);
+  const anti = parsePreferredPodAffinityTerms(f, f.optRecord(affinity['podAntiAffinity'], `${path}.podAntiAffinity`), `${path}.podAntiAffinity`);
+  return {
+    ...(node.length > 0 ? { preferredNodeAffinity: node } : {}),
+    ...(pod.length > 0 ? { preferredPodAffinity: pod } : {}),
+    ...(anti.length > 0 ? { preferredPodAntiAffinity: anti } : {}),
   };
 }
 

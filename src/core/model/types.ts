@@ -71,6 +71,18 @@ export interface PodAffinityTerm {
   readonly topologyKey: string;
 }
 
+/** A preferred node-affinity term: nodes matching `preference` are preferred by `weight` (1-100). */
+export interface WeightedNodeSelectorTerm {
+  readonly weight: number;
+  readonly preference: NodeSelectorTerm;
+}
+
+/** A preferred pod (anti-)affinity term, by `weight` (1-100). */
+export interface WeightedPodAffinityTerm {
+  readonly weight: number;
+  readonly term: PodAffinityTerm;
+}
+
 export interface TopologySpreadConstraint {
   readonly maxSkew: number;
   readonly topologyKey: string;
@@ -110,13 +122,28 @@ export interface PodSchedulingSpec {
   readonly podAffinity: readonly PodAffinityTerm[];
   /** Required pod anti-affinity terms (all must hold). */
   readonly podAntiAffinity: readonly PodAffinityTerm[];
+  /** Includes `ScheduleAnyway` constraints (preferences; see preferredNodeAffinity). */
   readonly topologySpread: readonly TopologySpreadConstraint[];
   readonly hostPorts: readonly HostPort[];
+  /**
+   * Preferences (absent when the pod states none). kube-scheduler only scores them; Karpenter's default
+   * preference policy (Respect) first schedules as if they were required and relaxes them one by one
+   * when nothing fits (core/scheduling/preferences.ts).
+   */
+  readonly preferredNodeAffinity?: readonly WeightedNodeSelectorTerm[];
+  readonly preferredPodAffinity?: readonly WeightedPodAffinityTerm[];
+  readonly preferredPodAntiAffinity?: readonly WeightedPodAffinityTerm[];
   /**
    * Zones the pod's persistent volumes pin it to (intersection over its volumes), or undefined when
    * no volume constrains it. Zonal volumes (EBS) cannot follow a pod to another zone.
    */
   readonly volumeZones?: readonly string[];
+  /**
+   * Nodes (hostnames) the pod's persistent volumes pin it to, or undefined when none does: a volume
+   * whose PersistentVolume's node affinity names hosts, other than a `local` or `hostPath` one (whose
+   * host terms Karpenter drops, the data being left behind by design). Such a pod can only run where it is.
+   */
+  readonly volumeHosts?: readonly string[];
 }
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
@@ -188,7 +215,10 @@ export interface DaemonSet {
   readonly template: PodSchedulingSpec & { readonly labels: Labels };
 }
 
-/** A workload controller's readiness, used by the stabilization window (seed 000). */
+/**
+ * A workload controller's readiness, used by the stabilization window (Karpenter's consolidation
+ * design).
+ */
 export interface WorkloadStatus {
   readonly kind: 'Deployment' | 'StatefulSet' | 'ReplicaSet';
   readonly namespace: string;
@@ -272,7 +302,10 @@ export interface NodePool {
   readonly consolidateAfterMs: number | null;
   /** null means unset or Never (no grace period). */
   readonly consolidationGracePeriodMs: number | null;
-  /** Seed 003: cents per hour of savings required per unit of disruption cost. */
+  /**
+   * Karpenter's savings-threshold design: cents per hour of savings required per unit of disruption
+   * cost.
+   */
   readonly savingsThresholdCents: number;
   /**
    * `Balanced` pools only: the tolerance k (a move passes when its score >= 1/k). Karpenter v1.14 fixes

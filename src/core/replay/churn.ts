@@ -1,5 +1,6 @@
-// Workload change between passes (`--churn SPEC`), so the churn loops of seeds 002 and 003 can be
-// reproduced: deployments following a daily curve, jobs arriving and finishing, pods restarted.
+// Workload change between passes (`--churn SPEC`), so the churn loops that Karpenter's
+// consolidationGracePeriod and savings-threshold designs describe can be reproduced: deployments
+// following a daily curve, jobs arriving and finishing, pods restarted.
 //
 // SPEC is a comma-separated list (`none` for no change):
 //   daily=A        every controller-owned workload scales between its size at the replay's start (at the

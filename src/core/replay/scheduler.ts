@@ -94,6 +94,7 @@ function feasible(pod: Pod, room: NodeRoom, rooms: ReadonlyMap<string, NodeRoom>
   const labels = { ...node.labels, [LabelKeys.hostname]: node.labels[LabelKeys.hostname] ?? node.name };
   if (!labelsMatchAlternatives(labels, nodeConstraintAlternatives(pod))) return false;
   if (pod.volumeZones && (node.zone === undefined || !pod.volumeZones.includes(node.zone))) return false;
+  if (pod.volumeHosts && !pod.volumeHosts.includes(labels[LabelKeys.hostname]!)) return false;
   return pod.podAntiAffinity.length === 0 || !antiAffinityViolated(pod, room, rooms);
 }
 

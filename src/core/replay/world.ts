@@ -22,7 +22,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Random } from './random.ts';
 import { isPending, schedulePending, type SchedulerScoring } from './scheduler.ts';
 
-/** A node replaced again this soon after its launch counts as regret (issue 12). */
+/** A node replaced again this soon after its launch counts as regret (docs/replay.md). */
 export const REGRET_WINDOW_MS = 30 * 60_000;
 
 /** Annotation carrying the pod a replayed pod stands for (its recorded or first name), across recreations. */
@@ -211,8 +211,9 @@ export class World {
 
   /**
    * How many of these nodes are replacements a consolidation launched less than REGRET_WINDOW_MS ago:
-   * the decision undoes a recent one (seed 003's cascade). Nodes launched for pending pods do not count:
-   * deleting those is the provisioner's churn, not consolidation's.
+   * the decision undoes a recent one (the cascade Karpenter's savings-threshold design warns of). Nodes
+   * launched for pending pods do not count: deleting those is the provisioner's churn, not
+   * consolidation's.
    */
   regretOf(nodeNames: readonly string[]): number {
     return nodeNames.filter((name) => {

@@ -171,7 +171,16 @@ function spreadView(info: SpreadInfo, ctx: AttemptContext): SpreadView {
   return { info, base, delta, domains: new SpreadDomains(existing.domains, extra), rawMin };
 }
 
-/** The global minimum Kubernetes compares against, when the candidate's domain is `domain` with `count` matches. */
+/**
+ * The global minimum Kubernetes compares against, when the candidate's domain is `domain` with `count` matches.
+ *
+ * Hostname spread, a deliberate difference from Karpenter: Karpenter's simulation counts a node it could
+ * launch as one more host with zero matching pods, so with maxSkew 1 it never stacks a second matching
+ * pod on a host during consolidation. kube-scheduler, which binds the moved pods, counts only the nodes
+ * that exist, and does stack them. A plan must hold when kube-scheduler places its pods, so hostname
+ * domains here are the existing nodes plus the new nodes this simulation has opened (poolDomains adds
+ * none for the hostname key).
+ */
 export function spreadMin(view: SpreadView, domain: string, count: number): number {
   const known = view.domains.has(domain);
   const size = view.domains.size + (known ? 0 : 1);
@@ -179,6 +188,9 @@ export function spreadMin(view: SpreadView, domain: string, count: number): numb
   const min = known ? view.rawMin : Math.min(view.rawMin, count);
   return Number.isFinite(min) ? min : 0;
 }
+
+/** Said wherever a hostname spread decides: which hosts count (see spreadMin). */
+export const HOSTNAME_DOMAINS = " (hosts counted as kube-scheduler counts them: the existing nodes, not a node Karpenter could launch)";
 
 export interface ExplainContext {
   readonly view: CallView;
@@ -282,7 +294,7 @@ export function checkTopologyOnExisting(
     const skew = count + (spread.info.selfMatch ? 1 : 0) - spreadMin(spread, domain, count);
     if (skew > spread.info.maxSkew) {
       explain?.out.push(
-        `topology spread on ${spread.info.key} would reach skew ${skew} > maxSkew ${spread.info.maxSkew} in ${describeDomain(spread.info.key, domain)}`,
+        `topology spread on ${spread.info.key} would reach skew ${skew} > maxSkew ${spread.info.maxSkew} in ${describeDomain(spread.info.key, domain)}${spread.info.key === LabelKeys.hostname ? HOSTNAME_DOMAINS : ''}`,
       );
       return Stage.TopologySpread;
     }

@@ -25,7 +25,7 @@ const bump = (map: Map<string, number>, key: string, by: number): void => {
 const pairKey = (key: string, value: string): string => `${key}\u0000${value}`;
 
 // Labels objects are immutable and the same pods are placed in simulation after simulation (a multi-node
-// search tries many prefixes of one candidate list): their label pairs are worked out once (issue 10).
+// search tries many prefixes of one candidate list): their label pairs are worked out once.
 const pairKeysOfLabels = new WeakMap<Labels, readonly string[]>();
 
 function labelPairKeys(labels: Labels): readonly string[] {

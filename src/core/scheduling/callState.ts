@@ -40,6 +40,8 @@ export class CallState implements CallView {
   readonly touched: TouchedOrder;
   /** Receiving nodes neither excluded nor changed, in the untouched best-fit order. */
   readonly untouched: UntouchedNodes;
+  /** For the pod being placed: nodes it may not go to (by node index), or undefined when none. */
+  closedForPod: Uint8Array | undefined = undefined;
   /** kube-scheduler's order of the nodes, built by the first pod placed least-allocated. */
   private leastAllocatedOrder: LeastAllocatedOrder | undefined;
 

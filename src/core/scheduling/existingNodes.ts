@@ -39,7 +39,7 @@ export function isTerminal(pod: Pod): boolean {
 }
 
 // Node objects are immutable and a pass rebuilds the simulation after every decision from a cluster that
-// keeps the untouched nodes' objects: their effective labels are worked out once (issue 10).
+// keeps the untouched nodes' objects: their effective labels are worked out once.
 const labelsOfNode = new WeakMap<Node, Labels>();
 
 function effectiveLabels(node: Node): Labels {
@@ -69,6 +69,15 @@ function completeLabels(node: Node): Labels {
 // or once something uncordons the node.
 const isDisruptedTaint = (taint: Taint): boolean =>
   taint.key === DisruptedTaint.key || taint.key === DisruptingTaint.key || taint.key === InterruptedTaint.key;
+
+/**
+ * Being deleted by anyone: a deletion timestamp, or Karpenter's disruption taint (Karpenter, or this
+ * product acting through Karpenter, has chosen it and will delete it). Its pods need a place whatever
+ * a consolidation pass decides, as Karpenter treats the pods of nodes marked for deletion.
+ */
+export function isBeingDeleted(node: Node): boolean {
+  return node.deleting || node.taints.some((t) => t.key === DisruptedTaint.key);
+}
 
 /** Ready, not cordoned, not deleting, not being disrupted: the node may receive pods. */
 export function receivesPods(node: Node): boolean {

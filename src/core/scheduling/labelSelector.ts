@@ -46,7 +46,7 @@ export function selectsEverything(selector: LabelSelector | undefined): boolean 
   );
 }
 
-// Selectors are immutable and the same ones are asked about in simulation after simulation (issue 10).
+// Selectors are immutable and the same ones are asked about in simulation after simulation.
 const signatures = new WeakMap<LabelSelector, string>();
 
 /** A canonical text for a selector, so equal selectors share cached counts. */

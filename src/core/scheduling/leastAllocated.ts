@@ -2,7 +2,7 @@
 // the node whose cpu and memory stay the least allocated after the pod, the mean of the two free
 // shares, ties by name. Used only to check chosen plans (disruption/schedulerCheck.ts), but a check of a
 // large merge places tens of thousands of pods, and examining every node for each was the largest cost
-// of a pass at 5,000 nodes (issue 10).
+// of a pass at 5,000 nodes.
 //
 // Nodes of the same allocatable cpu and memory lose the same share to a given pod, so within such a group
 // the order by free share now is the order by score: the first feasible node of each group is that

@@ -4,13 +4,13 @@
 // hold all its pods plus daemonset overhead, with the offerings (zone x capacity type) still allowed.
 import type { Offering, Requirement } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
-import { spreadMin, type TopologyAttempt } from './attempt.ts';
+import { HOSTNAME_DOMAINS, spreadMin, type TopologyAttempt } from './attempt.ts';
 import { countIn } from './topology.ts';
 import { firstPortConflict, formatPort, type PortUse } from './hostPorts.ts';
 import type { TypeCatalog } from './instanceTypes.ts';
 import type { PoolInfo, PoolType } from './nodePools.ts';
 import type { PreparedPod } from './podConstraints.ts';
-import { describeDomain, podName, Stage } from './reasons.ts';
+import { describeDomain, podName, Stage, volumeHostsSentence } from './reasons.ts';
 import {
   allowsValue,
   finiteValues,
@@ -94,6 +94,8 @@ export class NewNode implements NewNodeDomains {
     if (taint) return fail(Stage.Taint, `NodePool ${pool} has taint ${formatTaint(taint)} it does not tolerate`);
     const port = firstPortConflict(p.ports, this.ports);
     if (port) return fail(Stage.HostPort, `host port ${formatPort(port)} is already taken on ${describeDomain(LabelKeys.hostname, this.hostname)}`);
+    // A new node is never the host a volume is bound to (Karpenter keeps such hostname terms).
+    if (p.volumeHosts) return fail(Stage.VolumeZone, volumeHostsSentence(p.volumeHosts));
 
     // The failure of the alternative that got furthest explains the whole evaluation.
     let best: Evaluation | undefined;
@@ -258,7 +260,7 @@ export class NewNode implements NewNodeDomains {
       const own = this.pods.filter((q) => matchSet.matches(q.pod.namespace, q.pod.labels)).length;
       if (key === LabelKeys.hostname) {
         const skew = own + self - spreadMin(spread, this.hostname, own);
-        if (skew > maxSkew) return fail(Stage.TopologySpread, `topology spread on hostname would reach skew ${skew} > maxSkew ${maxSkew} on ${here}`);
+        if (skew > maxSkew) return fail(Stage.TopologySpread, `topology spread on hostname would reach skew ${skew} > maxSkew ${maxSkew} on ${here}${HOSTNAME_DOMAINS}`);
         continue;
       }
       if (!this.narrow(draft, key, PRESENT)) return fail(Stage.TopologySpread, `topology spread needs label ${key} that ${here} cannot carry`);

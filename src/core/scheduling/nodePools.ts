@@ -86,7 +86,7 @@ export function buildPools(
 type PoolLaunches = Omit<PoolInfo, 'nodeCapacities' | 'existingCapacity'>;
 
 // What a pool may launch depends on the pool, the catalog and the daemonsets only, and a pass rebuilds
-// the simulation about 50 times with the same three (issue 10): worked out once per such triple.
+// the simulation about 50 times with the same three: worked out once per such triple.
 const launchCache = new WeakMap<readonly NodePool[], WeakMap<TypeCatalog, WeakMap<readonly DaemonSet[], Map<NodePool, PoolLaunches>>>>();
 
 function launchesOf(pools: readonly NodePool[], catalog: TypeCatalog, daemonSets: readonly DaemonSet[]): Map<NodePool, PoolLaunches> {

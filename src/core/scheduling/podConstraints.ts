@@ -31,6 +31,8 @@ export interface PreparedPod {
   readonly alternativeSets: readonly RequirementSet[];
   readonly unconstrained: boolean;
   readonly volumeZones: ReadonlySet<string> | undefined;
+  /** Hostnames its volumes pin it to (Pod.volumeHosts). */
+  readonly volumeHosts: ReadonlySet<string> | undefined;
   readonly ports: readonly PortUse[];
   readonly affinity: readonly TermInfo[];
   readonly antiAffinity: readonly TermInfo[];
@@ -45,7 +47,7 @@ export interface PreparedPod {
    * Per existing node, the verdict of the checks that never change between simulations (taints,
    * node affinity, volume zone): 0 not computed yet, otherwise 1 + Stage (1 = Ok). Shared by every pod
    * with the same tolerations, node constraints and volume zones (a workload's replicas): one array per
-   * pod would take pods x nodes bytes, 785 MB per simulator at 5,000 nodes and 157k pods (issue 10).
+   * pod would take pods x nodes bytes, 785 MB per simulator at 5,000 nodes and 157k pods.
    */
   readonly staticVerdicts: Int8Array;
 }
@@ -73,8 +75,8 @@ interface PodShape {
   readonly staticSignature: string;
 }
 
-// A pass places the same pod objects in simulation after simulation (issue 10: the signature's
-// JSON.stringify and the requirement sets were rebuilt for every pod of every simulation).
+// A pass places the same pod objects in simulation after simulation (so the signature's JSON.stringify
+// and the requirement sets are no longer rebuilt for every pod of every simulation).
 const shapes = new WeakMap<Pod, PodShape>();
 
 function shapeOf(pod: Pod): PodShape {
@@ -90,7 +92,7 @@ function shapeOf(pod: Pod): PodShape {
       other,
       alternatives,
       sets: alternativeSets(alternatives),
-      staticSignature: JSON.stringify([pod.tolerations, alternatives, pod.volumeZones ?? null]),
+      staticSignature: JSON.stringify([pod.tolerations, alternatives, pod.volumeZones ?? null, pod.volumeHosts ?? null]),
     };
     shapes.set(pod, shape);
   }
@@ -117,6 +119,7 @@ export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
     alternativeSets: sets,
     unconstrained: isUnconstrained(alternatives),
     volumeZones: pod.volumeZones ? new Set(pod.volumeZones) : undefined,
+    volumeHosts: pod.volumeHosts ? new Set(pod.volumeHosts) : undefined,
     ports: normalizeHostPorts(pod.hostPorts),
     affinity,
     antiAffinity,
@@ -150,7 +153,7 @@ interface SpreadShape {
 }
 
 // Per pod object, its DoNotSchedule constraints' shapes: a pass prepares the same pods in each of its
-// ~50 simulators, and the signature's JSON and the selector's signature were most of that (issue 10).
+// ~50 simulators, and the signature's JSON and the selector's signature were most of that.
 const spreadShapes = new WeakMap<Pod, readonly SpreadShape[]>();
 
 function spreadShapesOf(pod: Pod, alternatives: readonly Requirement[][], ctx: PrepareContext): readonly SpreadShape[] {

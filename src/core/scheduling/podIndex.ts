@@ -151,12 +151,12 @@ export class PodIndex {
   /** Positions of the pods on each node (a uid is looked up on the node the pod is bound to). */
   private readonly byNode: number[][];
   // Built on first use, per label key: a pass asks about the few keys its selectors name, so indexing
-  // every label of every pod on each rebuild of the simulation would be wasted (issue 10).
+  // every label of every pod on each rebuild of the simulation would be wasted.
   private byNamespaceLazy: Map<string, number[]> | undefined;
   private readonly byLabel = new Map<string, Map<string, number[]>>();
   private readonly matchSets = new Map<string, MatchSet>();
 
-  /** Two arrays rather than one object per pod: a pass builds this about 50 times over every pod (issue 10). */
+  /** Two arrays rather than one object per pod: a pass builds this about 50 times over every pod. */
   constructor(
     pods: readonly Pod[],
     nodeOf: Int32Array,

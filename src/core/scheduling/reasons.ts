@@ -15,6 +15,9 @@ export const Stage = {
   PodAntiAffinity: 8,
   PodAffinity: 9,
   TopologySpread: 10,
+  // Last: a node that passes every other check but may not take the pod (it would otherwise be the one
+  // that came closest, and its sentence says why it was refused).
+  ConsolidateAfter: 11,
 } as const;
 export type Stage = (typeof Stage)[keyof typeof Stage];
 
@@ -30,6 +33,11 @@ export function describeTopologyKey(key: string): string {
   if (key === LabelKeys.zone) return 'zone';
   if (key === LabelKeys.hostname) return 'hostname';
   return key;
+}
+
+/** Why a pod pinned to hosts by its volumes fits on no other node (Pod.volumeHosts). */
+export function volumeHostsSentence(hosts: Iterable<string>): string {
+  return `its persistent volume is bound to node ${[...hosts].join(', ')} (not a local or hostPath volume), so it can run nowhere else`;
 }
 
 export const podName = (pod: { readonly namespace: string; readonly name: string }): string => `${pod.namespace}/${pod.name}`;

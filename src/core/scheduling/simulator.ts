@@ -13,7 +13,7 @@
 import type { Pod } from '../model/types.ts';
 import { buildAttempt, checkTopologyOnExisting, type ExplainContext, type TopologyAttempt } from './attempt.ts';
 import { CallState, type NodeDelta } from './callState.ts';
-import { buildCpuOrder, firstWithCpu, indexCluster, type BoundPods, type ExistingNode } from './existingNodes.ts';
+import { buildCpuOrder, firstWithCpu, indexCluster, isBeingDeleted, type BoundPods, type ExistingNode } from './existingNodes.ts';
 import { firstPortConflict, formatPort } from './hostPorts.ts';
 import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
 import { labelsMatchAlternatives } from './nodeAffinity.ts';
@@ -21,7 +21,8 @@ import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
 import { Namespaces, PodIndex } from './podIndex.ts';
 import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
-import { Stage } from './reasons.ts';
+import { Stage, volumeHostsSentence } from './reasons.ts';
+import { originalPod, preferenceLadder } from './preferences.ts';
 import { labelValue } from './labelSelector.ts';
 import { LabelKeys } from '../model/types.ts';
 import { CPU, formatRequests, maxResources, MEMORY } from './resources.ts';
@@ -124,8 +125,49 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     }
   }
   let position = -1;
+  // Nodes closed to pods moved off a node that stays (consolidateAfter windows), by node index.
+  let closed: Uint8Array | undefined;
+  if (request.closedToMovedPods && request.closedToMovedPods.size > 0) {
+    closed = new Uint8Array(shared.nodes.length);
+    for (const name of request.closedToMovedPods) {
+      const i = shared.nodeIndexByName.get(name);
+      if (i !== undefined) closed[i] = 1;
+    }
+  }
+  // Karpenter's preference policy Respect: a pod's preferences count as required until nothing fits
+  // with them (preferences.ts). Only where Karpenter's simulation is modelled: kube-scheduler's
+  // placement (least-allocated) only scores preferences.
+  const respect = request.preferences === 'Respect' && request.placement !== 'least-allocated';
+  /** Places one step of a pod's preference ladder, if it fits anywhere; nothing is explained. */
+  const placeStep = (step: PreparedPod, original: Pod): boolean => {
+    const attempt = buildAttempt(step, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
+    const existing = bestExistingNode(shared, state, step, attempt);
+    if (existing !== undefined) {
+      const node = shared.nodes[existing]!;
+      state.placeOnExisting(step, node.index, node.labels);
+      placements.push({ pod: original, nodeName: node.name });
+      return true;
+    }
+    for (const node of state.newNodes) {
+      const evaluation = node.evaluate(step, attempt, state);
+      if (!evaluation.ok) continue;
+      node.commit(step, evaluation.draft);
+      state.placeOnNew(step, node);
+      placements.push({ pod: original, nodeName: node.hostname });
+      return true;
+    }
+    if (state.newNodes.length >= maxNewNodes) return false;
+    const opened = openNewNode(shared, state, pools, step, attempt, request.newNodeTypes);
+    if (!opened.node) return false;
+    state.newNodes.push(opened.node);
+    state.placeOnNew(step, opened.node);
+    placements.push({ pod: original, nodeName: opened.node.hostname });
+    return true;
+  };
   for (const p of ordered) {
     position += 1;
+    state.closedForPod = closed && movedOffStayingNode(shared, p.pod) ? closed : undefined;
+    if (respect && preferenceLadder(p.pod).some((step) => placeStep(shared.prepare(step), p.pod))) continue;
     const attempt = buildAttempt(p, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
 
     const existing =
@@ -186,7 +228,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     const planned = node.planned();
     return {
       nodePool: node.pool.name,
-      pods: node.pods.map((p) => p.pod),
+      pods: node.pods.map((p) => originalPod(p.pod)),
       options: planned.options.map((o) => ({
         instanceType: o.poolType.info.type,
         offerings: o.offerings,
@@ -197,6 +239,16 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     };
   });
   return { allScheduled: unschedulable.length === 0, placements, newNodes, unschedulable };
+}
+
+/**
+ * A pod the cluster has bound to a node that is not being deleted: what Karpenter's consolidation
+ * simulation keeps off nodes inside their consolidateAfter window. Pending pods (bound nowhere) and the
+ * pods of a node being deleted are exempt: they need a place whatever consolidation decides.
+ */
+function movedOffStayingNode(shared: Shared, pod: Pod): boolean {
+  const from = shared.bound.nodeIndexOf(pod);
+  return from !== undefined && !isBeingDeleted(shared.nodes[from]!.node);
 }
 
 interface ExistingSearch {
@@ -218,7 +270,7 @@ function bestExistingNode(shared: Shared, state: CallState, p: PreparedPod, atte
   const { untouched } = state;
   for (let k = untouched.firstFrom(firstWithCpu(cpuOrder, p.cpu)); k < count; k = untouched.firstFrom(k + 1)) {
     const i = cpuOrder.nodeIndexes[k]!;
-    if (checkExisting(nodes[i]!, undefined, p, attempt) === Stage.Ok) {
+    if (checkExisting(nodes[i]!, undefined, p, attempt, state.closedForPod) === Stage.Ok) {
       best = i;
       break;
     }
@@ -232,7 +284,7 @@ function bestExistingNode(shared: Shared, state: CallState, p: PreparedPod, atte
     const free = node.freeCpu + delta.cpu - p.cpu;
     // Sorted by (free, name): nothing further on can beat the untouched node found.
     if (free > bestFree || (free === bestFree && compare(node.name, nodes[best]!.name) >= 0)) break;
-    if (checkExisting(node, delta, p, attempt) === Stage.Ok) return i;
+    if (checkExisting(node, delta, p, attempt, state.closedForPod) === Stage.Ok) return i;
   }
   return best >= 0 ? best : undefined;
 }
@@ -257,7 +309,7 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
   for (let k = start; k < count; k++) {
     const i = cpuOrder.nodeIndexes[k]!;
     if (state.excluded[i] || state.deltas.has(i)) continue;
-    const verdict = checkExisting(nodes[i]!, undefined, p, attempt);
+    const verdict = checkExisting(nodes[i]!, undefined, p, attempt, state.closedForPod);
     if (verdict === Stage.Ok) {
       best = i;
       break;
@@ -268,7 +320,7 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
   for (const [i, delta] of state.deltas) {
     const node = nodes[i]!;
     if (state.excluded[i] || !node.receives) continue;
-    const verdict = checkExisting(node, delta, p, attempt);
+    const verdict = checkExisting(node, delta, p, attempt, state.closedForPod);
     if (verdict !== Stage.Ok) {
       note(verdict, i);
       continue;
@@ -309,7 +361,7 @@ function leastAllocatedExistingNode(
     p.cpu,
     p.memory,
     (i) => state.room(i),
-    (i) => checkExisting(nodes[i]!, state.deltas.get(i), p, attempt) === Stage.Ok,
+    (i) => checkExisting(nodes[i]!, state.deltas.get(i), p, attempt, state.closedForPod) === Stage.Ok,
     joining ? (i) => joining[i]! > position : undefined,
   );
   if (found !== undefined) return { nodeIndex: found, stage: Stage.Ok, closestNode: -1 };
@@ -331,7 +383,7 @@ function explainLeastAllocated(
   for (const node of nodes) {
     const i = node.index;
     if (state.excluded[i] || !node.receives || (joining !== undefined && joining[i]! > position)) continue;
-    const verdict = checkExisting(node, state.deltas.get(i), p, attempt);
+    const verdict = checkExisting(node, state.deltas.get(i), p, attempt, state.closedForPod);
     if (verdict !== Stage.Ok && verdict > stage) {
       stage = verdict;
       closestNode = i;
@@ -341,8 +393,18 @@ function explainLeastAllocated(
   return { nodeIndex: undefined, stage: stage === Stage.Ok ? Stage.Resources : stage, closestNode };
 }
 
-/** The checks of one existing node, cheapest first. */
-function checkExisting(node: ExistingNode, delta: NodeDelta | undefined, p: PreparedPod, attempt: TopologyAttempt | undefined): Stage {
+/**
+ * The checks of one existing node, cheapest first. `closed`: by node index, nodes this pod may not be
+ * moved to (SimulationRequest.closedToMovedPods), checked last so that such a node, when it is the one
+ * that came closest, explains the failure.
+ */
+function checkExisting(
+  node: ExistingNode,
+  delta: NodeDelta | undefined,
+  p: PreparedPod,
+  attempt: TopologyAttempt | undefined,
+  closed: Uint8Array | undefined,
+): Stage {
   if (delta === undefined) {
     if (node.freeCpu < p.cpu || node.freeMemory < p.memory || node.freePods < 1) return Stage.Resources;
     for (const [key, value] of p.other) if ((node.freeOther[key] ?? 0) < value) return Stage.Resources;
@@ -359,7 +421,9 @@ function checkExisting(node: ExistingNode, delta: NodeDelta | undefined, p: Prep
   }
   if (verdict !== 1) return (verdict - 1) as Stage;
   if (p.ports.length > 0 && portConflict(node, delta, p)) return Stage.HostPort;
-  return attempt ? checkTopologyOnExisting(attempt, node.labels) : Stage.Ok;
+  const topology = attempt ? checkTopologyOnExisting(attempt, node.labels) : Stage.Ok;
+  if (topology === Stage.Ok && closed !== undefined && closed[node.index]) return Stage.ConsolidateAfter;
+  return topology;
 }
 
 /** Checks that depend only on the pod and the node, never on the simulation. */
@@ -370,6 +434,7 @@ function staticCheck(node: ExistingNode, p: PreparedPod): Stage {
     const zone = labelValue(node.labels, LabelKeys.zone);
     if (zone === undefined || !p.volumeZones.has(zone)) return Stage.VolumeZone;
   }
+  if (p.volumeHosts && !p.volumeHosts.has(labelValue(node.labels, LabelKeys.hostname) ?? node.name)) return Stage.VolumeZone;
   return Stage.Ok;
 }
 
@@ -399,11 +464,14 @@ function explainExisting(
     case Stage.NodeAffinity:
       return 'no node with room matches its node selector / affinity';
     case Stage.VolumeZone:
+      if (p.volumeHosts && !p.volumeHosts.has(labelValue(node.labels, LabelKeys.hostname) ?? node.name)) return volumeHostsSentence(p.volumeHosts);
       return `no node with room is in its volume zone(s) ${[...(p.volumeZones ?? [])].join(', ')}`;
     case Stage.HostPort: {
       const port = portConflict(node, state.deltas.get(node.index), p);
       return `host port ${port ? formatPort(port) : ''} is taken on node ${node.name}`;
     }
+    case Stage.ConsolidateAfter:
+      return `node ${node.name} has room but is inside its NodePool's consolidateAfter window, so it takes no pod moved by consolidation (Karpenter's rule)`;
     default: {
       const out: string[] = [];
       if (attempt) checkTopologyOnExisting(attempt, node.labels, { ctx: explainContext, out });

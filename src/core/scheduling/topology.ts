@@ -182,7 +182,7 @@ export function buildAntiGroups(index: PodIndex, namespaces: Namespaces): AntiGr
     for (let t = 0; t < terms.length; t++) {
       const term = terms[t]!;
       // The group's signature without building its match set: a pass rebuilds the simulation about 50
-      // times, and most pods of a dump hold the same few terms (issue 10).
+      // times, and most pods of a dump hold the same few terms.
       const signature = groupSignature(term, pod.namespace, namespaces);
       let group = bySignature.get(signature);
       if (!group) {

@@ -1,6 +1,7 @@
 // The scheduling simulation's contract. It answers one question and knows nothing of disruption:
 // can these pods run on the cluster's remaining nodes plus at most K new nodes drawn from the
-// NodePools' offerings? (seed 000: "simulated scheduling run against the existing nodes").
+// NodePools' offerings? (Karpenter's consolidation design: consolidation decides by simulating
+// scheduling).
 import type {
   Catalog,
   Cluster,
@@ -51,6 +52,20 @@ export interface SimulationRequest {
    * its own command drains). Nodes not listed are there from the first pod.
    */
   readonly availableFrom?: ReadonlyMap<string, number>;
+  /**
+   * Existing nodes that take no pod moved off another node that stays (a consolidation candidate's):
+   * nodes still inside their NodePool's consolidateAfter window, which Karpenter's consolidation
+   * simulation refuses as destinations. A pod that names no node (pending) or comes off a node being
+   * deleted may still go there.
+   */
+  readonly closedToMovedPods?: ReadonlySet<string>;
+  /**
+   * Karpenter's preference policy: `Respect` places each pod with its preferences (preferred node and pod
+   * (anti-)affinity, ScheduleAnyway spread) required first and gives them up one by one only when it
+   * fits nowhere (preferences.ts); `Ignore` (default) reads only what the pod requires. Best-fit
+   * placement only: kube-scheduler's (least-allocated) only scores preferences.
+   */
+  readonly preferences?: 'Respect' | 'Ignore';
 }
 
 /** One instance type a new node could be, with the offerings (zone x capacity type) still allowed. */

@@ -1,7 +1,7 @@
 // Which receiving nodes a simulation has not changed yet, in the untouched best-fit order (CpuOrder,
 // existingNodes.ts). Best fit scans that order from the first node with enough cpu and skips excluded
 // and changed nodes; in a large multi-node simulation most nodes become changed, and skipping them one
-// by one made every pod pay for all the pods placed before it (issue 10: quadratic at 5,000 nodes). A
+// by one made every pod pay for all the pods placed before it (quadratic: too slow at 5,000 nodes). A
 // node only ever leaves this list within a simulation, so each gone position points past itself, and
 // lookups shorten the chains they follow (union-find's "next free slot"): amortized near constant.
 import type { CpuOrder } from './existingNodes.ts';

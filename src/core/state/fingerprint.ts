@@ -17,14 +17,15 @@ export function podSetFingerprint(podUids: Iterable<string>): string {
 export const EMPTY_POD_SET_FINGERPRINT = podSetFingerprint([]);
 
 /**
- * Hash of everything the consolidation search reads from the cluster (seed 000, polling: skip the
- * search while "the cluster state has not changed"). Rather than pick fields (node name, readiness,
- * taints, pod uid/node/phase...) and miss one that matters (a do-not-disrupt annotation removed, a PDB
- * allowing a disruption again, a workload becoming ready), it hashes the whole model: the model holds
- * only what the core decides on, and none of it changes between two reads of an unchanged cluster.
- * Top-level lists are hashed in a canonical order so the API's listing order does not matter.
- * 2,000 nodes and 60,000 pods hash in about 0.4 s, small next to the search it can save.
- * `extras` (NodePools, catalog version, feature gates...) let the pass fold its other inputs in.
+ * Hash of everything the consolidation search reads from the cluster (polling in Karpenter's
+ * consolidation design: no new search while the cluster is as the last one saw it). Rather than pick
+ * fields (node name, readiness, taints, pod uid/node/phase...) and miss one that matters (a
+ * do-not-disrupt annotation removed, a PDB allowing a disruption again, a workload becoming ready), it
+ * hashes the whole model: the model holds only what the core decides on, and none of it changes between
+ * two reads of an unchanged cluster. Top-level lists are hashed in a canonical order so the API's
+ * listing order does not matter. 2,000 nodes and 60,000 pods hash in about 0.4 s, small next to the
+ * search it can save. `extras` (NodePools, catalog version, feature gates...) let the pass fold its
+ * other inputs in.
  */
 export function clusterFingerprint(cluster: Cluster, ...extras: readonly unknown[]): string {
   const hash = createHash('sha256');

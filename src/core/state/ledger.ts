@@ -1,8 +1,9 @@
-// The ledger (issue 12 item 5): each real pass records what it did and what it saved, so that an operator
-// can see churn against savings over time on the real cluster (`replay --from-ledger`). An entry holds
-// the pass's decisions with their planned prices, the realised price of replacements whose commands
-// finished since, and the nodes it disrupts that were replacements launched less than 30 minutes before
-// (seed 003's cascade). Stores keep entries as opaque JSON; `readLedgerEntry` checks their shape.
+// The ledger (docs/replay.md, "The Lambda's ledger"): each real pass records what it did and what it
+// saved, so that an operator can see churn against savings over time on the real cluster (`replay
+// --from-ledger`). An entry holds the pass's decisions with their planned prices, the realised price of
+// replacements whose commands finished since, and the nodes it disrupts that were replacements launched
+// less than 30 minutes before (the cascade Karpenter's savings-threshold design warns of). Stores keep
+// entries as opaque JSON; `readLedgerEntry` checks their shape.
 import { indexCatalog, nodePricePerHour, roundMoney } from '../disruption/prices.ts';
 import type { Catalog, Cluster } from '../model/types.ts';
 import type { Plan } from '../plan.ts';

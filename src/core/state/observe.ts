@@ -1,5 +1,6 @@
 // What a pass learns by comparing the cluster it sees now with the state the previous pass stored
-// (CONTRACT §6). Pure: the pass time comes in as `nowMs`; nothing here reads a clock.
+// (docs/how-a-pass-decides.md, "Time and state between passes"). Pure: the pass time comes in as
+// `nowMs`; nothing here reads a clock.
 
 import type { Cluster, Node, Pod } from '../model/types.ts';
 import { podSetFingerprint } from './fingerprint.ts';
@@ -22,7 +23,8 @@ export {
  * - DaemonSet pods are recreated on every node by their controller, and mirror pods belong to the node
  *   itself: they arrive with every new node, so counting them would make every node look busy.
  * - Terminal pods (Succeeded / Failed) and pods being deleted are leaving: they drop out of the set,
- *   which changes the fingerprint, and that change is the event (seed 002: "a pod ... goes terminal").
+ *   which changes the fingerprint, and that change is the event (Karpenter's consolidationGracePeriod
+ *   design counts a pod going terminal as one).
  * The same set decides emptiness, so "empty" means "no pod that needs a new home".
  */
 export function countsForPodEvents(pod: Pod): boolean {
@@ -44,7 +46,7 @@ export interface ObserveOptions {
 /**
  * The node records for this pass: one per node in `cluster`; records of nodes that are gone are dropped.
  *
- * Last pod event (CONTRACT §6) = latest of
+ * Last pod event = latest of
  * - the creation and start times of the node's counted pods;
  * - `nowMs` when the pod set's fingerprint differs from the previous record's (a pod arrived or left
  *   between passes; a departure leaves no timestamp behind, so the pass time is the best we know);
@@ -55,12 +57,11 @@ export interface ObserveOptions {
  * with the same name) has nothing to compare against: only the times apply, no fingerprint event.
  *
  * Any pod event (the value moves forward) ends grace protection and resets `consolidatableSince`
- * (seed 002: "receives new pods -> LastPodEventTime resets"; CONTRACT §6: "a pod event on the node
- * ends the protection").
+ * (Karpenter's consolidationGracePeriod design: new pods on the node reset its last pod event).
  *
  * `emptySince`: kept while the node stays empty; set to the last pod event when it is (or is first
  * seen) empty, which is the pass at which it emptied or, for a node never seen with a pod, when it
- * became Ready: "empty, by that rule" (CONTRACT §6, emptiness TTL).
+ * became Ready: empty since then by the same rule (the emptiness TTL).
  */
 export function observeNodes(
   cluster: Cluster,
@@ -154,7 +155,7 @@ export function compact<T extends object>(record: T): T {
 }
 
 /**
- * CONTRACT §6: consolidatable when `now - lastPodEvent >= consolidateAfter`. `null` is `Never`. A record
+ * Consolidatable when `now - lastPodEvent >= consolidateAfter`. `null` is `Never`. A record
  * without a last pod event (not written by `observeNodes`) is not consolidatable: we do not know.
  */
 export function isConsolidatable(node: NodeState, consolidateAfterMs: number | null, nowMs: number): boolean {
@@ -169,9 +170,10 @@ export function consolidatableAt(node: NodeState, consolidateAfterMs: number | n
 }
 
 /**
- * Seed 002 / CONTRACT §6: a node evaluated with nothing worth doing is not evaluated again until the
- * grace period has passed since that evaluation. `null` (unset or `Never`) disables it. The protection
- * is measured against the pool's current grace period, so shortening or removing it takes effect at once.
+ * Karpenter's consolidationGracePeriod design: a node evaluated with nothing worth doing is not
+ * evaluated again until the grace period has passed since that evaluation. `null` (unset or `Never`)
+ * disables it. The protection is measured against the pool's current grace period, so shortening or
+ * removing it takes effect at once.
  */
 export function graceProtection(
   node: NodeState,
@@ -186,10 +188,10 @@ export function graceProtection(
 
 /**
  * Records that the pass evaluated this (consolidatable) node. Not acted on: protected until
- * `now + gracePeriod` (CONTRACT §6 counts from the evaluation; seed 002's "from the moment the node
- * first became consolidatable" is the same moment for a pass that evaluates a node as soon as it
- * qualifies). Acted on: no protection (the node is on its way out; if the action is not carried out,
- * as with the CLI's plans, the next pass may choose it again).
+ * `now + gracePeriod` (this product counts from the evaluation; Karpenter's consolidationGracePeriod
+ * design counts from when the node first became consolidatable, the same moment for a pass that
+ * evaluates a node as soon as it qualifies). Acted on: no protection (the node is on its way out; if the
+ * action is not carried out, as with the CLI's plans, the next pass may choose it again).
  */
 export function recordEvaluation(
   node: NodeState,
@@ -205,7 +207,7 @@ export function recordEvaluation(
   });
 }
 
-/** How long the node has been empty (CONTRACT §6 emptiness TTL); undefined when it is not empty. */
+/** How long the node has been empty (the emptiness TTL); undefined when it is not empty. */
 export function emptyFor(node: NodeState, nowMs: number): number | undefined {
   return node.emptySince === undefined ? undefined : Math.max(0, nowMs - node.emptySince);
 }

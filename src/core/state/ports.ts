@@ -1,5 +1,5 @@
 // The port a pass uses to read and write its state. Two adapters implement it: a JSON file (the CLI's
-// `--state`, CONTRACT §1) and one DynamoDB table (the Lambda). A pass written against this interface
+// `--state`) and one DynamoDB table (the Lambda). A pass written against this interface
 // works with either.
 //
 // A pass goes:
@@ -74,7 +74,7 @@ export interface StateStore {
   unreadableCommandIds?(): ReadonlySet<string>;
 
   /**
-   * Optional (issue 12): appends a real pass's ledger entry (what it did and saved). Stores keep entries
+   * Optional: appends a real pass's ledger entry (what it did and saved). Stores keep entries
    * for `LEDGER_RETENTION_MS`. Written under the pass's lease; never read by a pass.
    */
   appendLedger?(entry: LedgerEntry): Promise<void>;

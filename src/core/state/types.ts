@@ -2,8 +2,9 @@
 //
 // Karpenter learns by watching (pod events, readiness transitions, its own actions). A scheduled pass
 // sees only snapshots, so everything it must remember is here and is compared with the next snapshot
-// (CONTRACT §6). Store adapters (a JSON file for the CLI, one DynamoDB table for the Lambda) persist
-// exactly these shapes; nothing in here knows about either backend.
+// (docs/how-a-pass-decides.md, "Time and state between passes"). Store adapters (a JSON file for the
+// CLI, one DynamoDB table for the Lambda) persist exactly these shapes; nothing in here knows about
+// either backend.
 
 import type { CapacityType } from '../model/types.ts';
 import type { ActuatorKind } from '../ports/actuator.ts';
@@ -25,23 +26,26 @@ export interface NodeState {
   /**
    * Hash of the sorted uids of the node's pods that count for pod events (see `countsForPodEvents`
    * in observe.ts): bound to the node, not daemonset, not mirror, not terminal, not terminating.
-   * A difference from the previous pass's value is a pod event at the pass time (CONTRACT §6).
+   * A difference from the previous pass's value is a pod event at the pass time.
    */
   readonly podSetFingerprint: string;
   /** How many pods the fingerprint covers (0: the node is empty for consolidation purposes). */
   readonly podCount: number;
   /**
-   * The uids the fingerprint covers, sorted. CONTRACT section 6 counts a pod LEAVING at the pass time,
+   * The uids the fingerprint covers, sorted. A pod LEAVING counts at the pass time,
    * while an arriving pod brings its own creation/start time; only the uid list tells the two apart.
    */
   readonly podUids?: readonly string[];
-  /** CONTRACT §6: latest of its pods' creation/start times, a pod-set change, or Ready when it never had a pod. */
+  /** Latest of its pods' creation/start times, a pod-set change, or Ready when it never had a pod. */
   readonly lastPodEventAt?: number;
   /** Since when the node has had no counted pod; undefined while it has one. */
   readonly emptySince?: number;
   /** First evaluation at which the node was consolidatable since its last pod event. */
   readonly consolidatableSince?: number;
-  /** Seed 002: evaluated, nothing worth doing; not evaluated again before this time. */
+  /**
+   * Karpenter's consolidationGracePeriod design: evaluated, nothing worth doing; not evaluated again
+   * before this time.
+   */
   readonly graceProtectedUntil?: number;
   /** Last time the pass evaluated this node as a consolidation candidate. */
   readonly lastEvaluatedAt?: number;
@@ -56,11 +60,17 @@ export interface NodeState {
 
 /** What the product remembers about the cluster as a whole. */
 export interface ClusterState {
-  /** Last time a pass decided (Lambda: carried out) a disruption: starts the stabilization window (seed 000). */
+  /**
+   * Last time a pass decided (Lambda: carried out) a disruption: starts the stabilization window
+   * (Karpenter's consolidation design).
+   */
   readonly lastActionAt?: number;
   /** `clusterFingerprint` of the cluster the last search ran on. */
   readonly lastFingerprint?: string;
-  /** The last search found nothing to do (seed 000: pause examination until the cluster changes). */
+  /**
+   * The last search found nothing to do (Karpenter's consolidation design: pause examination until the
+   * cluster changes).
+   */
   readonly lastPassFoundNothing?: boolean;
   /** When the last real search (not skipped by `noChangeSkip`) ran. */
   readonly lastSearchAt?: number;

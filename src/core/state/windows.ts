@@ -1,16 +1,20 @@
-// Cluster-wide timing rules of seed 000 (stabilization window, minimum node lifetime, polling with a
-// no-change pause). Pure: time comes in as `nowMs`.
+// Cluster-wide timing rules of Karpenter's consolidation design (stabilization window, minimum node
+// lifetime, polling with a no-change pause). Pure: time comes in as `nowMs`.
 
 import type { Cluster, Node } from '../model/types.ts';
 import type { ClusterState, PassState } from './types.ts';
 
-/** Seed 000: "set to 5 minutes if there are pending pods or un-ready standard controllers". */
+/**
+ * Karpenter's consolidation design: 5 minutes while pods are pending or workload controllers are not
+ * ready.
+ */
 export const STABILIZATION_WINDOW_MS = 5 * 60_000;
-/** Seed 000: "We use a minimum node lifetime of five minutes." */
+/** Karpenter's consolidation design: a node younger than this is not considered. */
 export const MINIMUM_NODE_LIFETIME_MS = 5 * 60_000;
 /**
- * Seed 000 pauses examination while nothing changes. Time alone also changes answers (a node passing
- * `consolidateAfter`, a grace period ending, a budget schedule opening), so the pause is capped.
+ * Karpenter's consolidation design pauses examination while nothing changes. Time alone also changes
+ * answers (a node passing `consolidateAfter`, a grace period ending, a budget schedule opening), so the
+ * pause is capped.
  */
 export const NO_CHANGE_SKIP_MAX_MS = 5 * 60_000;
 
@@ -22,10 +26,10 @@ export interface Hold {
 }
 
 /**
- * Seed 000 stabilization window: after an action, controllers need time to recreate evicted pods and
- * bind them; the capacity picture is wrong until they have. So no new decision while, within 5 minutes
- * of the last action, any pod is pending (unbound, not terminal, not being deleted) or any workload
- * controller has fewer ready replicas than desired. Settled: no wait at all.
+ * Stabilization window (Karpenter's consolidation design): after an action, controllers need time to
+ * recreate evicted pods and bind them; the capacity picture is wrong until they have. So no new decision
+ * while, within 5 minutes of the last action, any pod is pending (unbound, not terminal, not being
+ * deleted) or any workload controller has fewer ready replicas than desired. Settled: no wait at all.
  */
 export function stabilizationHold(cluster: Cluster, state: Pick<PassState, 'cluster'>, nowMs: number): Hold {
   const lastActionAt = state.cluster.lastActionAt;
@@ -52,9 +56,9 @@ export function stabilizationHold(cluster: Cluster, state: Pick<PassState, 'clus
 }
 
 /**
- * Seed 000 minimum node lifetime: a node Ready for less than 5 minutes is not considered (dynamic PVCs
- * may still be binding). A node that is not Ready is not considered either. Without a Ready transition
- * time, its creation time stands in.
+ * Minimum node lifetime (Karpenter's consolidation design): a node Ready for less than 5 minutes is not
+ * considered (dynamic PVCs may still be binding). A node that is not Ready is not considered either.
+ * Without a Ready transition time, its creation time stands in.
  */
 export function minimumLifetimeOk(node: Node, nowMs: number): boolean {
   if (!node.ready) return false;
@@ -62,8 +66,8 @@ export function minimumLifetimeOk(node: Node, nowMs: number): boolean {
 }
 
 /**
- * Seed 000 polling: skip the search when the cluster is exactly as the last search saw it and that
- * search found nothing, but search again at least every `NO_CHANGE_SKIP_MAX_MS`.
+ * Polling (Karpenter's consolidation design): skip the search when the cluster is exactly as the last
+ * search saw it and that search found nothing, but search again at least every `NO_CHANGE_SKIP_MAX_MS`.
  */
 export function noChangeSkip(
   fingerprint: string,

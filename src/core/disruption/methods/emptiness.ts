@@ -1,5 +1,5 @@
-// Emptiness (seed 001): nodes with no pod that would need to move are deleted; nothing is simulated
-// unless pods are pending (then they must keep a place, pendingPods.ts).
+// Emptiness (Karpenter's consolidation-policies design): nodes with no pod that would need to move are
+// deleted; nothing is simulated unless pods are pending (then they must keep a place, pendingPods.ts).
 // All empty nodes the budgets allow go in one command, as Karpenter does, up to MAX_NODES_PER_COMMAND:
 // Karpenter's emptiness command has no cap of its own, but one command here never disrupts more nodes
 // than the cap, so the rest go in the next command of the same pass (the pass calls again), each still
@@ -36,7 +36,7 @@ export const emptiness: ConsolidationMethod = {
       }
       view.examine([candidate.node.name]);
       // A node of unknown price saves an unknown amount; deleting an empty node never costs more, so it
-      // goes ahead (CONTRACT section 3) without a threshold check it cannot make.
+      // goes ahead without a threshold check it cannot make.
       if (candidate.pricePerHour !== undefined) {
         const verdict = checkSavings([candidate], candidate.pricePerHour);
         if (!verdict.ok) {

@@ -1,8 +1,9 @@
 // The question every moving method shares: if these nodes went away, could their pods run on the rest
 // of the cluster plus at most N new, cheaper nodes, and would it pay? Single-node and multi-node ask it
-// with N = 1 (seed 000 "Node Deletion" and "Node Replacement"; seed 003 threshold); the m-to-n repack
-// asks it with N > 1. Every replacement is bounded in size (sizeBound.ts), and a move out of a Balanced
-// pool must pass Karpenter v1.14's Balanced score (balancedScore.ts), the repack's moves included.
+// with N = 1 (node deletion and node replacement in Karpenter's consolidation design; the threshold of
+// Karpenter's savings-threshold design); the m-to-n repack asks it with N > 1. Every replacement is
+// bounded in size (sizeBound.ts), and a move out of a Balanced pool must pass Karpenter v1.14's Balanced
+// score (balancedScore.ts), the repack's moves included.
 import { describeScore, roundScore, scoreMove } from '../balancedScore.ts';
 import type { ConsolidationScore } from '../../plan.ts';
 import type { Candidate } from '../candidates.ts';

@@ -1,5 +1,6 @@
-// Multi-node consolidation (seed 001): remove several nodes at once, their pods going to the rest of
-// the cluster plus at most one new node cheaper than all of them together.
+// Multi-node consolidation (Karpenter's consolidation-policies design): remove several nodes at once,
+// their pods going to the rest of the cluster plus at most one new node cheaper than all of them
+// together.
 //
 // Karpenter binary-searches the longest prefix of its candidates (cheapest to disrupt first, capped at
 // 100, under a timeout) and takes what it finds. Here there is no timeout, and the cap is
@@ -7,12 +8,12 @@
 // never disrupts more nodes than that. For each of several orderings, prefixes of many sizes are tried
 // (not only a binary search, which misses a merge of three when two do not pay) and the set that saves
 // the most wins:
-//   1. cheapest to disrupt first (seed 000's order),
+//   1. cheapest to disrupt first (the order of Karpenter's consolidation design),
 //   2. most money per unit of disruption first (price / disruption cost),
 //   3. least requested CPU first (emptiest nodes pack best).
 // Each ordering costs about 8 + log1.5(n) simulations, so the search stays affordable at thousands of nodes.
 import type { Candidate } from '../candidates.ts';
-import { explainLimit } from '../budgets.ts';
+import { budgetNoteKey, explainLimit } from '../budgets.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
 import { RoomBound } from './roomBound.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
@@ -93,7 +94,7 @@ interface OrderingSearch {
  *     moves the scheduler check may try (the best MAX_SCHEDULER_TRIES found so far): a prefix saves at
  *     most the price of its nodes, even deleted outright. So the move taken is the one the full search
  *     would take, whichever of those moves kube-scheduler's placement refuses.
- * Step 2's bound is what keeps a pass on thousands of nodes affordable (issue 10: at 5,000 nodes each
+ * Step 2's bound is what keeps a pass on thousands of nodes affordable (at 5,000 nodes each
  * narrowing simulation places tens of thousands of pods, and only one ordering's move is taken).
  */
 function searchOrderings(
@@ -196,7 +197,7 @@ export function createMultiNode(options: MultiNodeOptions = {}): ConsolidationMe
       const tried = orderings.length > 0;
       if (tried) searchOrderings(view, orderings, found, room, savingsBound);
       // Budgets that round down to one node (10% of 10 or fewer) leave a merge no room; say so.
-      if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name));
+      if (!tried) for (const c of eligible) view.note(c.node.name, budgetTooSmallForMerge(view, c.pool.name), budgetNoteKey(c.pool.name));
       return markCapped(firstAccepted(view, found), view.maxNodesPerCommand, capped.available);
     },
   };
@@ -220,7 +221,12 @@ export function firstAccepted(view: PassView, found: readonly Proposal[]): Propo
   return undefined;
 }
 
+/**
+ * Why no merge was tried: the budget leaves fewer than 2 nodes. With none left at all, the same sentence
+ * single-node gives (it says why none is left, and that a merge would need 2).
+ */
 function budgetTooSmallForMerge(view: PassView, pool: string): string {
   const a = view.ledger.allowance(pool, 'Underutilized');
+  if (a.allowed === 0) return view.ledger.describe(pool, 'Underutilized');
   return `multi-node consolidation needs at least 2 nodes at once, but the disruption budget of NodePool "${pool}" allows ${a.allowed} more now (limit ${a.limit}: ${explainLimit(a)})`;
 }

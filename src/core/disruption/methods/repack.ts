@@ -1,5 +1,6 @@
-// The m-to-n repack (issue 11 item 1): remove m nodes and launch up to n new ones when together they
-// cost less, moves Karpenter's methods cannot find because each allows at most one new node:
+// The m-to-n repack (docs/differences-from-karpenter.md, "It adds"): remove m nodes and launch up to n
+// new ones when together they cost less, moves Karpenter's methods cannot find because each allows at
+// most one new node:
 //   - a split (m = 1, n = 2): a node whose pods fit on two cheaper nodes but on no single cheaper one
 //     (kubernetes-sigs/karpenter#1442). The simulation is run with every type priced at or above the
 //     node ruled out, so its packer has to open a second node instead of one like the node itself;

@@ -1,4 +1,4 @@
-// A necessary condition for a removal, checked before simulating it (issue 10: the multi-node search
+// A necessary condition for a removal, checked before simulating it (the multi-node search
 // tries prefixes of hundreds of nodes, and simulating one that cannot fit places thousands of pods before
 // it fails): the moved pods' cpu and memory requests, and their number, must not exceed the free room
 // and pod slots of the receiving nodes that stay plus the largest replacement the move may launch. Room is counted generously (taints,

@@ -1,7 +1,9 @@
-// Single-node consolidation (seed 000, seed 001): one node at a time, cheapest to disrupt first; delete it
-// when its pods fit elsewhere, or replace it with one cheaper node.
+// Single-node consolidation (Karpenter's consolidation design; Karpenter's consolidation-policies
+// design): one node at a time, cheapest to disrupt first; delete it when its pods fit elsewhere, or
+// replace it with one cheaper node.
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
+import { budgetNoteKey } from '../budgets.ts';
 
 /**
  * One sweep per pass: a candidate that did not consolidate is not simulated again in the same pass
@@ -17,7 +19,7 @@ export function createSingleNode(): ConsolidationMethod {
         if (!candidate.methods.has('single-node') || candidate.pods.length === 0) continue;
         if (tried.has(candidate.node.name)) continue;
         if (!view.ledger.canTake([candidate.pool.name], 'Underutilized')) {
-          view.note(candidate.node.name, view.ledger.describe(candidate.pool.name, 'Underutilized'));
+          view.note(candidate.node.name, view.ledger.describe(candidate.pool.name, 'Underutilized'), budgetNoteKey(candidate.pool.name));
           continue;
         }
         tried.add(candidate.node.name);

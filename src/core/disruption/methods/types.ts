@@ -39,8 +39,11 @@ export interface PassView {
   readonly ledger: BudgetLedger;
   /** Candidates still open: not disrupted, not receiving pods from an earlier decision. Cheapest first. */
   readonly candidates: readonly Candidate[];
-  /** Records why a candidate was considered and not consolidated (latest reason per method wins). */
-  note(nodeName: string, reason: string): void;
+  /**
+   * Records why a candidate was considered and not consolidated (latest reason per method wins). A note
+   * with a `key` replaces the node's earlier note of the same key, so one cause reads as one sentence.
+   */
+  note(nodeName: string, reason: string, key?: string): void;
   /** Records that these candidates were weighed on their merits (not merely skipped for budget). */
   examine(nodeNames: readonly string[]): void;
   /** How large a replacement may be (null: unbounded). */

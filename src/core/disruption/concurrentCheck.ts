@@ -1,0 +1,140 @@
+// A pass's plan checked the way it is carried out. The actuator starts every command of a pass at once:
+// every node the plan disrupts is tainted first; a delete evicts its pods at once; a replacement's
+// command evicts once its own new node is Ready, and the new nodes of the pass become Ready in no order
+// the plan controls. Each evicted pod is then recreated by its controller and bound, one at a time, by
+// kube-scheduler, whose default scoring (NodeResourcesFit, LeastAllocated) puts it on the feasible node
+// left least allocated: an empty new node of another command is the first choice of every pod.
+//
+// The per-move check (schedulerCheck.ts) places each move's pods with its own replacement there and the
+// others not yet; here the whole plan is placed again under several carrying-out orders, and a decision
+// any of them leaves a pod Pending under is cut:
+//   - the deletes' pods first, in decision order (a delete evicts at once, before any new node is Ready);
+//   - then the replacements' commands, each new node Ready only when its own command drains, commands in
+//     decision order, in reverse and in two seeded shuffled orders;
+//   - or every new node Ready before any of those commands drains (the pods of one command then spread
+//     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
+//     turns between commands, and in the per-move check's orders (largest first, smallest first,
+//     shuffled), so a move that passed that check alone is never cut here for its own sake.
+// The plan is cut after the first decision whose pod would stay Pending under some order (or that
+// decision itself, when it is the last), and placed again, until every order binds every pod. A cut
+// decision is looked at again next pass, with the other commands done.
+import type { Cluster, Pod } from '../model/types.ts';
+import { createSimulator } from '../scheduling/simulator.ts';
+import type { Simulator } from '../scheduling/types.ts';
+import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
+import { podKey } from './pods.ts';
+import { bindingOrders, queueOrder, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { seededShuffle } from '../random.ts';
+
+const RANDOM_SEEDS = [1, 2] as const;
+
+export interface ConcurrentVerdict {
+  /** How many of the moves, in order, are kept. */
+  readonly kept: number;
+  /** Index of each cut decision -> why. */
+  readonly cut: ReadonlyMap<number, string>;
+}
+
+interface Order {
+  readonly name: string;
+  readonly pods: readonly Pod[];
+  readonly availableFrom?: ReadonlyMap<string, number>;
+}
+
+/**
+ * The decisions of `moves` that every carrying-out order leaves without a Pending pod: the longest such
+ * prefix. A stranded pod's decision was checked on the cluster as the decisions before it left it; what
+ * takes its room is a later decision (its taint, its pods, or its new node drawing pods away). So the
+ * later decisions go first, and the stranded pod's own only when it is the last one left (the pass's
+ * earlier decisions are its surer and larger savings). Each round cuts the plan shorter, so this ends.
+ */
+export function keepConcurrentlySafe(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): ConcurrentVerdict {
+  const cut = new Map<number, string>();
+  let kept = moves.length;
+  while (kept > 0) {
+    const stranding = firstStranding(ctx, start, moves.slice(0, kept));
+    if (!stranding) break;
+    const next = stranding.index < kept - 1 ? stranding.index + 1 : stranding.index;
+    for (let i = next; i < kept; i++) {
+      cut.set(i, i === stranding.index ? stranding.reason : `with decision ${stranding.index + 1} of this pass ${stranding.reason}`);
+    }
+    kept = next;
+  }
+  return { kept, cut };
+}
+
+/** The first decision (index into `moves`) a pod of which stays Pending under some order, and why. */
+function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): { index: number; reason: string } | undefined {
+  const laidOut = layOut(ctx, start, moves);
+  const decisionOf = new Map<string, number>();
+  laidOut.evicted.forEach((pods, index) => pods.forEach((p) => decisionOf.set(p.uid, index)));
+  if (decisionOf.size === 0) return undefined;
+  const simulator: Simulator = (ctx.simulatorFactory ?? createSimulator)({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
+  let worst: { index: number; reason: string } | undefined;
+  for (const order of carryingOutOrders(laidOut, moves)) {
+    if (order.pods.length === 0) continue;
+    const result = simulator.simulate({
+      excludedNodes: laidOut.excluded,
+      pods: order.pods,
+      maxNewNodes: 0,
+      placement: 'least-allocated',
+      podOrder: 'as-given',
+      stopAtFirstFailure: true,
+      ...(order.availableFrom ? { availableFrom: order.availableFrom } : {}),
+    });
+    if (result.allScheduled) continue;
+    const miss = result.unschedulable[0]!;
+    const index = decisionOf.get(miss.pod.uid)!;
+    if (!worst || index < worst.index) {
+      worst = {
+        index,
+        reason: `carried out together with the pass's other commands (${order.name}; pods bound one at a time the way kube-scheduler scores nodes, least allocated first), pod ${podKey(miss.pod)} would stay Pending (${miss.reason})`,
+      };
+    }
+  }
+  return worst;
+}
+
+/** The orders the plan may be carried out in (see the top of this file). */
+function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Order[] {
+  const byDecision = moves.map((_, i) => i);
+  const deletes = byDecision.filter((i) => laidOut.added[i]!.nodes.length === 0);
+  const replaces = byDecision.filter((i) => laidOut.added[i]!.nodes.length > 0);
+  // A delete evicts as soon as its command starts, long before any new node is Ready: its pods go first.
+  const deletePods = deletes.flatMap((i) => queueOrder(laidOut.evicted[i]!));
+  const ownReady = (name: string, order: readonly number[]): Order => {
+    const pods: Pod[] = [...deletePods];
+    const availableFrom = new Map<string, number>();
+    for (const index of order) {
+      for (const node of laidOut.added[index]!.nodes) availableFrom.set(node.name, pods.length);
+      pods.push(...queueOrder(laidOut.evicted[index]!));
+    }
+    return { name, pods, availableFrom };
+  };
+  const orders: Order[] = [ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces)];
+  if (replaces.length === 0) return orders;
+  orders.push(
+    ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
+    ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, shuffled(replaces, seed))),
+  );
+  // Every new node Ready before the replacements' commands drain (after the deletes' pods are bound).
+  const perDecision = replaces.map((i) => queueOrder(laidOut.evicted[i]!));
+  const all = perDecision.flat();
+  const roundRobin: Pod[] = [];
+  for (let k = 0; roundRobin.length < all.length; k++) for (const pods of perDecision) if (k < pods.length) roundRobin.push(pods[k]!);
+  const readyAfterDeletes = new Map(replaces.flatMap((i) => laidOut.added[i]!.nodes.map((n) => [n.name, deletePods.length] as const)));
+  const [largest, smallest, shuffledPods] = bindingOrders(all);
+  const allReady = (name: string, pods: readonly Pod[]): Order => ({ name: `deletes first, then every new node Ready, ${name}`, pods: [...deletePods, ...pods], availableFrom: readyAfterDeletes });
+  orders.push(
+    allReady('commands in decision order', all),
+    allReady('commands in reverse order', [...perDecision].reverse().flat()),
+    allReady('commands taking turns', roundRobin),
+    allReady('largest pods first', largest!),
+    allReady('smallest pods first', smallest!),
+    allReady('pods in a shuffled order', shuffledPods!),
+  );
+  return orders;
+}
+
+/** A seeded shuffle: the same plan is always checked the same way. */
+const shuffled = <T,>(items: readonly T[], seed: number): T[] => seededShuffle(items, seed);
