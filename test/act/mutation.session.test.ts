@@ -298,3 +298,45 @@ describe('the actor runPass drives', () => {
     expect(reads).toBe(1);
   });
 });
+
+describe('the lease and the time left, before anything is started', () => {
+  it('a lease lost once stays lost, even if a later renewal would succeed', async () => {
+    const w = await start([kubeNode(OLD), kubeNode(OLD2)]);
+    let renewals = 0;
+    const report = await executePlan(
+      passResult([deleteDecision([OLD]), deleteDecision([OLD2])]),
+      // Every check renews; only the first renewal fails.
+      w.deps(10 * MINUTE, { renewLease: async () => (renewals += 1) > 1 }),
+      { ...FAST, leaseRenewEveryMs: 0 },
+    );
+    expect(report.skipped.map((s) => s.why)).toEqual(['the pass lease was lost', 'the pass lease was lost']);
+    expect(renewals).toBe(1);
+    expect(w.api.mutatingRequests()).toEqual([]);
+  });
+
+  it.each([
+    ['less time left than the margin: the sweep does not even list the nodes', FAST.marginMs! - 1, 0],
+    ['exactly the margin left: the sweep runs', FAST.marginMs!, 1],
+  ])('%s', async (_name, budgetMs, lists) => {
+    const w = await start();
+    const deps = w.deps(budgetMs);
+    let listed = 0;
+    const nodes = new Proxy(deps.nodes, {
+      get: (t, k) => (k === 'listNodes' ? async () => ((listed += 1), t.listNodes()) : Reflect.get(t, k, t)),
+    });
+    await resumeCommands({ ...deps, nodes }, FAST);
+    expect(listed).toBe(lists);
+  });
+
+  it('a decision is started with exactly the margin left, and skipped with less', async () => {
+    const exact = await start([kubeNode(OLD)]);
+    const started = await executePlan(passResult([deleteDecision([OLD])]), exact.deps(FAST.marginMs!), { ...FAST, maxWaitMs: 0 });
+    expect(started.skipped).toEqual([]);
+    expect(started.commands).toHaveLength(1);
+    await exact.close();
+    world = undefined;
+    const short = await start([kubeNode(OLD)]);
+    const skipped = await executePlan(passResult([deleteDecision([OLD])]), short.deps(FAST.marginMs! - 1), { ...FAST, maxWaitMs: 0 });
+    expect(skipped.skipped.map((s) => s.why)).toEqual(['the invocation ran out of time before starting it']);
+  });
+});
