@@ -22,6 +22,7 @@ const FILES = [
   'test/act/mutation.capacity.test.ts',
   'test/act/mutation.inFlight.test.ts',
   'test/app/inFlight.test.ts',
+  'test/disruption/destinations.test.ts',
   'test/app/actionMetrics.test.ts',
   'test/disruption/proveCommand.test.ts',
   'test/act/mutation.runner.test.ts',

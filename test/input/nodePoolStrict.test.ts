@@ -26,6 +26,8 @@ const tweak = (change: (d: Doc) => void): Doc => {
 
 describe('unknown fields', () => {
   it.each([
+    ['a policy with a capital U', tweak((d) => ((d.spec['disruption'] as Record<string, unknown>)['consolidationPolicy'] = 'WhenEmptyOrUnderUtilized')), 'spec.disruption.consolidationPolicy', 'did you mean "WhenEmptyOrUnderutilized"'],
+    ['a policy far from any', tweak((d) => ((d.spec['disruption'] as Record<string, unknown>)['consolidationPolicy'] = 'Always')), 'spec.disruption.consolidationPolicy', "WhenUnderutilized, WhenCheaper, WhenUnderutilizedOrCheaper (this product's own"],
     ['misspelled consolidateAfter', tweak((d) => ((d.spec['disruption'] as Record<string, unknown>)['consolidateAfer'] = '1h')), 'spec.disruption.consolidateAfer', 'did you mean "consolidateAfter"'],
     ['case slip', tweak((d) => ((d.spec['disruption'] as Record<string, unknown>)['ConsolidationPolicy'] = 'WhenEmpty')), 'spec.disruption.ConsolidationPolicy', 'did you mean "consolidationPolicy"'],
     ['misspelled requirements', tweak((d) => (d.spec['template'] as { spec: Record<string, unknown> }).spec['requirments'] = []), 'spec.template.spec.requirments', 'did you mean "requirements"'],

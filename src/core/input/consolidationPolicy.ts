@@ -5,7 +5,8 @@
 // accepted in the handover annotation (balancedPolicy.ts says why).
 import type { ConsolidationPolicy } from '../model/types.ts';
 import { integerPolicy, type PolicyChoice } from './balancedPolicy.ts';
-import type { Fields } from './fields.ts';
+import { closest } from './closestName.ts';
+import { show, type Fields } from './fields.ts';
 
 export const CONSOLIDATION_POLICIES: readonly ConsolidationPolicy[] = [
   'WhenEmpty',
@@ -19,5 +20,15 @@ export const CONSOLIDATION_POLICIES: readonly ConsolidationPolicy[] = [
 /** Absent: Karpenter's default, WhenEmptyOrUnderutilized. `fromAnnotation`: read from the handover annotation. */
 export function parseConsolidationPolicy(f: Fields, raw: unknown, path: string, fromAnnotation: boolean): PolicyChoice {
   if (raw === undefined || raw === null) return { policy: 'WhenEmptyOrUnderutilized' };
-  return integerPolicy(f, raw, path, fromAnnotation) ?? { policy: f.oneOf(raw, path, CONSOLIDATION_POLICIES) };
+  const integer = integerPolicy(f, raw, path, fromAnnotation);
+  if (integer !== undefined) return integer;
+  if (typeof raw !== 'string' || !(CONSOLIDATION_POLICIES as readonly string[]).includes(raw)) {
+    const guess = typeof raw === 'string' ? closest(raw, CONSOLIDATION_POLICIES) : undefined;
+    f.fail(
+      path,
+      `${show(raw)} must be one of WhenEmpty, WhenEmptyOrUnderutilized, Balanced (Karpenter v1.14's), or WhenUnderutilized, WhenCheaper, WhenUnderutilizedOrCheaper (this product's own: a karpenter.sh/v1 API server refuses them, so they belong in the hand-over annotation)${guess === undefined ? '' : ` (did you mean "${guess}"?)`}`,
+    );
+  }
+  return { policy: raw as ConsolidationPolicy };
 }
+
