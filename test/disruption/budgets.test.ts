@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetLedger, budgetAllowance, isBudgetActive } from '../../src/core/disruption/budgets.ts';
+import { BudgetLedger, budgetAllowance, explainLimit, isBudgetActive } from '../../src/core/disruption/budgets.ts';
 import type { Budget } from '../../src/core/model/types.ts';
 import { hours, node, nodePool } from '../builders.ts';
 
@@ -86,5 +86,16 @@ describe('allowed disruptions', () => {
     expect(text).toContain(`allows ${count} ${reason} disruption(s) at a time now (nodes: ${count}), all taken by earlier decisions of this pass`);
     expect(text.endsWith(', and a multi-node consolidation would need at least 2 nodes at once')).toBe(mentionsMerge);
     expect(text).not.toContain(';');
+  });
+});
+
+describe('how a scheduled budget is explained', () => {
+  it.each([
+    ['inside the window: says when it ends', Date.UTC(2026, 10, 25, 12), /\(scheduled budget "0 9 \* \* mon-fri", active now until 2026-11-25T17:00:00Z\)$/],
+    ['no schedule active: the default budget, no window', Date.UTC(2026, 10, 25, 20), /^10% of 4 node\(s\), rounded up to 1$/],
+  ])('%s', (_name, nowMs, expected) => {
+    const pool = nodePool({ budgets: [{ nodes: { percent: 10 } }, businessHours] });
+    const nodes = ['a', 'b', 'c', 'd'].map((name) => node({ name }));
+    expect(explainLimit(budgetAllowance(pool, nodes, 'Underutilized', nowMs, new Set()))).toMatch(expected);
   });
 });

@@ -39,6 +39,8 @@ export interface BudgetAllowance {
   readonly poolNodeCount: number;
   /** The budget that sets `limit` (undefined when none applies now). */
   readonly limitingBudget?: Budget;
+  /** When the limiting budget's scheduled window ends (epoch ms), for a scheduled one. */
+  readonly windowEndMs?: number;
 }
 
 /**
@@ -69,7 +71,15 @@ export function budgetAllowance(
   }
   if (limit === Number.POSITIVE_INFINITY) limit = poolNodeCount; // no active budget applies: no restriction
   const inUse = poolNodes.filter((node) => isUsingBudget(node, inFlight)).length;
-  return { allowed: Math.max(0, limit - inUse), limit, inUse, poolNodeCount, ...(limitingBudget ? { limitingBudget } : {}) };
+  const windowEndMs = limitingBudget === undefined ? undefined : activeWindowEndMs(limitingBudget, nowMs);
+  return {
+    allowed: Math.max(0, limit - inUse),
+    limit,
+    inUse,
+    poolNodeCount,
+    ...(limitingBudget ? { limitingBudget } : {}),
+    ...(windowEndMs === undefined ? {} : { windowEndMs }),
+  };
 }
 
 /**
@@ -82,7 +92,8 @@ export const budgetNoteKey = (poolName: string) => `budget/${poolName}`;
 export function explainLimit(a: BudgetAllowance): string {
   const budget = a.limitingBudget;
   if (!budget) return `no budget applies, so all ${a.poolNodeCount} node(s)`;
-  const window = budget.schedule !== undefined ? ` (scheduled budget "${budget.schedule}", active now)` : '';
+  const until = a.windowEndMs === undefined ? '' : ` until ${new Date(a.windowEndMs).toISOString().replace('.000Z', 'Z')}`;
+  const window = budget.schedule !== undefined ? ` (scheduled budget "${budget.schedule}", active now${until})` : '';
   if ('count' in budget.nodes) return `nodes: ${budget.nodes.count}${window}`;
   const exact = (budget.nodes.percent * a.poolNodeCount) / 100;
   const rounded = Number.isInteger(exact) ? '' : `, rounded up to ${a.limit}`;
