@@ -3,7 +3,7 @@
 // and replacements) are in flight; the pods still on draining nodes are placed first on their
 // command's own replacement, then anywhere else; what fits nowhere is pending.
 import { describe, expect, it } from 'vitest';
-import { planAroundInFlight, type InFlightInput } from '../../src/core/disruption/inFlight.ts';
+import { planAroundInFlight, unplacedNote, type InFlightInput } from '../../src/core/disruption/inFlight.ts';
 import type { Cluster, Pod } from '../../src/core/model/types.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { DisruptionCommand, ReplacementSpec } from '../../src/core/state/types.ts';
@@ -236,5 +236,65 @@ describe('several replacements, several commands', () => {
     expect(where(v.cluster, 'mine')?.nodeName).toBe('r');
     expect(where(v.cluster, 'theirs')?.nodeName).toBe('e');
     expect([...v.nominated]).toEqual([['e', 'c2']]);
+  });
+});
+
+describe('nodes someone else is deleting', () => {
+  const karpenterDisrupted = [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' as const }];
+
+  it.each([
+    ['a deletion timestamp', { deleting: true }],
+    ["Karpenter's disruption taint", { taints: karpenterDisrupted }],
+  ])('%s: its workload pods are placed first, and the node that takes them is named for it', (_name, marked) => {
+    const c = cluster({
+      nodes: [node({ name: 'gone', ...marked }), node({ name: 'b' })],
+      pods: [...on('gone', pod({ name: 'web' }), pod({ name: 'ds', isDaemonSetPod: true }), pod({ name: 'done', phase: 'Succeeded' }))],
+    });
+    const v = view(c, []);
+    expect(where(v.cluster, 'web')?.nodeName).toBe('b');
+    // Daemonset and finished pods go with their node.
+    expect(where(v.cluster, 'ds')?.nodeName).toBe('gone');
+    expect(where(v.cluster, 'done')?.nodeName).toBe('gone');
+    expect([...v.nominatedForDeleting]).toEqual([['b', 'gone']]);
+    expect([...v.nominated]).toEqual([]);
+    // Not ours: not in flight, and it is not closed to pods by us.
+    expect([...v.inFlight]).toEqual([]);
+    expect(v.cluster.nodes.find((n) => n.name === 'gone')?.unschedulable).toBe(false);
+    expect(v.unplaced).toEqual([]);
+    expect(unplacedNote(v)).toBeUndefined();
+  });
+
+  it('a pod held by do-not-disrupt stays on the deleted node; one that fits nowhere is pending and the note says whose it is', () => {
+    const huge = pod({ name: 'huge', requests: { cpu: 1900, memory: 1024 ** 3 } });
+    const held = pod({ name: 'held', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    const c = cluster({ nodes: [node({ name: 'gone', deleting: true }), node({ name: 'b' })], pods: [...on('gone', huge, held), ...on('b', pod({ name: 'filler', requests: { cpu: 1000, memory: 1024 ** 3 } }))] });
+    const v = view(c, []);
+    expect(where(v.cluster, 'held')?.nodeName).toBe('gone');
+    expect(v.unplaced.map((p) => p.name)).toEqual(['huge']);
+    expect(v.unplacedOffDeleting).toBe(1);
+    expect(where(v.cluster, 'huge')).toMatchObject({ phase: 'Pending' });
+    expect(where(v.cluster, 'huge')?.nodeName).toBeUndefined();
+    expect(unplacedNote(v)).toBe('1 pod(s) of nodes being deleted have no place yet (default/huge): nothing new is decided until they do');
+  });
+
+  it('a node both our command and another deletion send pods to is named for our command only', () => {
+    const c = cluster({
+      nodes: [node({ name: 'a' }), node({ name: 'gone', deleting: true }), node({ name: 'b' })],
+      pods: [...on('a', pod({ name: 'mine' })), ...on('gone', pod({ name: 'theirs' }))],
+    });
+    const v = view(c, [command({})]);
+    expect(where(v.cluster, 'mine')?.nodeName).toBe('b');
+    expect(where(v.cluster, 'theirs')?.nodeName).toBe('b');
+    expect([...v.nominated]).toEqual([['b', 'c1']]);
+    expect([...v.nominatedForDeleting]).toEqual([]);
+  });
+
+  it('the note names both kinds when both have pods with no place', () => {
+    const huge = (name: string) => pod({ name, requests: { cpu: 1900, memory: 1024 ** 3 } });
+    const c = cluster({ nodes: [node({ name: 'a' }), node({ name: 'gone', deleting: true })], pods: [...on('a', huge('h1')), ...on('gone', huge('h2'), huge('h3'), huge('h4'))] });
+    const v = view(c, [command({})]);
+    expect(v.unplaced).toHaveLength(4);
+    expect(v.unplacedOffDeleting).toBe(3);
+    expect(unplacedNote(v)).toMatch(/^4 pod\(s\) of unfinished disruption commands and of nodes being deleted have no place yet \(default\/h\d, default\/h\d, default\/h\d, \.\.\.\)/);
   });
 });
