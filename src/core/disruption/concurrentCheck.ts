@@ -115,7 +115,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   if (replaces.length === 0) return orders;
   orders.push(
     ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
-    ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, shuffled(replaces, seed))),
+    ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed))),
   );
   // Every new node Ready before the replacements' commands drain (after the deletes' pods are bound).
   const perDecision = replaces.map((i) => queueOrder(laidOut.evicted[i]!));
@@ -136,5 +136,3 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   return orders;
 }
 
-/** A seeded shuffle: the same plan is always checked the same way. */
-const shuffled = <T,>(items: readonly T[], seed: number): T[] => seededShuffle(items, seed);
