@@ -77,7 +77,8 @@ export function listWithCount(items: readonly string[], max: number): string {
     const text = `${items.slice(0, n).join(', ')} +${items.length - n} more`;
     if (text.length <= max) return text;
   }
-  return `${cut(items[0] ?? '', Math.max(1, max - 8))} +${items.length - 1} more`;
+  const more = ` +${items.length - 1} more`;
+  return `${cut(items[0] ?? '', Math.max(1, max - more.length))}${more}`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -202,10 +203,10 @@ function render(columns: readonly Column[], rows: readonly (readonly Cell[])[], 
 }
 
 /** The line saying what a grid left out to fit, or none. */
-export function fallbackNote(g: Grid, width: number): string[] {
+export function fallbackNote(g: Grid, width: number, wider = '-o wide'): string[] {
   const parts: string[] = [];
   if (g.dropped.length > 0) parts.push(`${g.dropped.join(', ')} left out`);
   parts.push(...g.narrowed);
   if (parts.length === 0) return [];
-  return wrap(`(${width} columns: ${parts.join('; ')}; a wider terminal or -o wide shows them)`, width, '  ', '');
+  return wrap(`(${width} columns: ${parts.join('; ')}; a wider terminal or ${wider} shows them)`, width, '  ', '');
 }

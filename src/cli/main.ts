@@ -74,7 +74,7 @@ Output:
                       table: for a person; summary first, then decisions, then every node
                       wide: the table without cutting names, lists or reasons (same as --wide)
   --wide              table at full width: full node names, every instance type, one node per line
-  --show-moves        table: where each evicted pod is expected to land
+  --show-moves        table: where kube-scheduler is expected to put each evicted pod
   --color WHEN        auto (default): colour only when stdout is a terminal; always; never.
                       NO_COLOR set to anything but "" always means never.
   -h, --help          this text

@@ -22,12 +22,14 @@ import { readLedger } from './ledgerSource.ts';
 import type { CliIo } from './main.ts';
 import { renderReplayHtml } from './replayHtml.ts';
 import { renderReplayTable } from './replayTable.ts';
+import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH } from './table.ts';
 
 export const REPLAY_USAGE = `usage: eks-consolidator replay [--cluster FILE] [--catalog FILE] [--config FILE | --compare A.yaml B.yaml ...]
                               [--passes N] [--interval 5m] [--launch-delay 90s] [--now ISO8601]
                               [--scheduler least-allocated|most-allocated] [--churn SPEC] [--seed N]
-                              [--feature-gates NAME=BOOL,...] [--format json|table|html] [--out FILE]
-       eks-consolidator replay --from-ledger STATE_FILE|dynamodb://TABLE/CLUSTER [--format json|table|html] [--out FILE]
+                              [--feature-gates NAME=BOOL,...] [--format json|table|html] [--wide] [--out FILE]
+       eks-consolidator replay --from-ledger STATE_FILE|dynamodb://TABLE/CLUSTER
+                              [--format json|table|html] [--wide] [--out FILE]
 
 Runs the consolidation pass after pass on a simulated cluster: decisions are carried out (replacements
 join after the launch delay, evicted pods are recreated and scheduled, pending pods get new nodes), the
@@ -36,6 +38,7 @@ workload changes as --churn says, and the state is kept between passes as --stat
 --churn: none, or NAME=VALUE,... with daily=0..1, peak=HOUR, jobs=N/h, jobLength=30m, jobCpu=500m,
 jobMemory=1Gi, restarts=N/h. Defaults: 288 passes of 5m (a day), launch delay 90s, least-allocated,
 no churn, seed 1, json on stdout. Without --cluster/--catalog/--config it replays the embedded demo.
+--format table fits 120 columns (a narrower terminal's width); --wide cuts nothing.
 --cluster DIR: a directory of dumps timed by their file names (2026-11-21T12-00-00Z.json ...): the
 first is the starting cluster, the pods arriving and leaving between them are the workload (no --churn).
 --from-ledger FILE: shows the real passes a state file's ledger recorded (planned and realised savings,
@@ -66,6 +69,7 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
         'feature-gates': { type: 'string' },
         format: { type: 'string', default: 'json' },
         out: { type: 'string' },
+        wide: { type: 'boolean' },
         'from-ledger': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -96,7 +100,7 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
     const simulated = ['cluster', 'catalog', 'config', 'compare', 'passes', 'churn', 'now'].filter((flag) => values[flag] !== undefined);
     if (simulated.length > 0) throw new InputError('', '--from-ledger', `shows recorded passes; leave out --${simulated.join(', --')}`);
     const { entries, label } = await readLedger(ledgerPath);
-    await emit(reportFromLedger([...entries], label), format, values.out as string | undefined, io);
+    await emit(reportFromLedger([...entries], label), format, values.out as string | undefined, io, values.wide === true);
     return 0;
   }
   const seed = integer('--seed', values.seed as string, 0, 2 ** 31 - 1);
@@ -162,12 +166,14 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
     await rm(dir, { recursive: true, force: true });
   }
 
-  await emit(report, format, values.out as string | undefined, io);
+  await emit(report, format, values.out as string | undefined, io, values.wide === true);
   return 0;
 }
 
-async function emit(report: ReplayReport, format: string, out: string | undefined, io: CliIo): Promise<void> {
-  const text = format === 'table' ? renderReplayTable(report) : format === 'html' ? renderReplayHtml(report) : `${JSON.stringify(report, null, 2)}\n`;
+async function emit(report: ReplayReport, format: string, out: string | undefined, io: CliIo, wide: boolean): Promise<void> {
+  // The plan table's width rule: 120 columns, or a narrower terminal's; a file gets 120.
+  const width = Math.max(MIN_TABLE_WIDTH, Math.min(DEFAULT_TABLE_WIDTH, out === undefined && io.isTTY === true && io.columns ? io.columns : DEFAULT_TABLE_WIDTH));
+  const text = format === 'table' ? renderReplayTable(report, { wide, width }) : format === 'html' ? renderReplayHtml(report) : `${JSON.stringify(report, null, 2)}\n`;
   if (out === undefined) io.stdout(text);
   else {
     await writeFile(out, text);

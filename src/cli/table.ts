@@ -82,7 +82,7 @@ const OUTCOME_STYLE: Record<Outcome, Style | undefined> = { delete: 'red', repla
  * The DNS suffix every node name shares (`.ec2.internal`, `.us-west-2.compute.internal`): left out of
  * the narrow table, where it costs 13-27 columns and tells nothing apart.
  */
-function sharedSuffix(names: readonly string[]): string {
+export function sharedSuffix(names: readonly string[]): string {
   if (names.length === 0) return '';
   const suffixes = names.map((n) => (n.includes('.') ? n.slice(n.indexOf('.')) : ''));
   return suffixes.every((s) => s === suffixes[0]) ? suffixes[0]! : '';
@@ -350,10 +350,16 @@ function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): s
   }
   if (layout.showMoves) {
     if (d.evictedPods.length === 0) out.push(`${DECISION_INDENT}moves: no pod to move`);
+    // Where kube-scheduler is expected to put each pod when the pass is carried out (the projection's
+    // model); the plan's own placement only when the projection is off.
+    const expected = d.expectedDestinations;
     const byDestination = new Map<string, string[]>();
+    let elsewhere = 0;
     for (const pod of d.evictedPods) {
-      const to = d.podDestinations?.[pod];
-      const key = to === undefined ? 'unknown' : to.startsWith('replacement') ? `${to} (new node)` : short(to);
+      const planned = d.podDestinations?.[pod];
+      const to = expected === undefined ? planned : expected[pod];
+      if (expected !== undefined && to !== undefined && planned !== undefined && to !== planned) elsewhere += 1;
+      const key = to === undefined ? (expected === undefined ? 'unknown' : 'no node (would stay Pending)') : /^(wave\d+-)?replacement-/.test(to) ? `${to} (new node)` : short(to);
       byDestination.set(key, [...(byDestination.get(key) ?? []), pod]);
     }
     let first = true;
@@ -369,6 +375,15 @@ function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): s
         wrapped[0] = wrapped[0]!.replace(`-> ${to}:`, `-> ${paint('cyan', to)}:`);
         out.push(...wrapped);
       }
+    }
+    if (d.evictedPods.length > 0) {
+      const text =
+        expected === undefined
+          ? 'as the plan places them; with the projection off, where kube-scheduler puts them is not modelled'
+          : elsewhere > 0
+            ? `as kube-scheduler is expected to place them (least allocated first); ${elsewhere} of ${d.evictedPods.length} land elsewhere than the plan put them (podDestinations in --output json)`
+            : 'as kube-scheduler is expected to place them (least allocated first), where the plan put them';
+      out.push(...(wide ? [`${DECISION_INDENT}       ${text}`] : wrap(text, width, `${DECISION_INDENT}       `, `${DECISION_INDENT}       `)).map((l) => paint('dim', l)));
     }
   }
   return out;

@@ -4,7 +4,7 @@ import { nodePricePerHour, roundCost, roundMoney, type PriceIndex } from './disr
 import { formatTime } from './disruption/text.ts';
 import { planEfficiency } from './efficiency/efficiency.ts';
 import type { LowerBound } from './efficiency/lowerBound.ts';
-import type { WaveProjection } from './disruption/laterWaves.ts';
+import { withExpectedDestinations, type WaveProjection } from './disruption/laterWaves.ts';
 import type { Node, Pod } from './model/types.ts';
 import { HOURS_PER_MONTH, type Decision, type NodeUsage, type Plan, type PlanNode, type PlanProjection, type PoolActuator } from './plan.ts';
 import { CPU, MEMORY, PODS } from './scheduling/resources.ts';
@@ -95,10 +95,11 @@ export function buildPlan(outcome: PassOutcome, ctx: PlanContext): Plan {
   const knownSavings = roundMoney(actedSavings(outcome.decisions));
   const unpricedDecisions = outcome.decisions.filter((d) => d.savingsPerHour === null).length;
   const savingsPerHour = unpricedDecisions > 0 ? null : knownSavings;
+  const firstDestinations = ctx.projection?.firstDestinations;
   return {
     dryRun: ctx.dryRun,
     evaluatedAt: formatTime(ctx.nowMs),
-    decisions: outcome.decisions,
+    decisions: firstDestinations === undefined ? outcome.decisions : withExpectedDestinations(outcome.decisions, firstDestinations),
     nodes,
     ...(outcome.rejectedMoves.length > 0 ? { rejectedMoves: outcome.rejectedMoves } : {}),
     notes: ctx.notes ?? [],

@@ -74,8 +74,18 @@ export interface Decision {
   readonly disruptionCost: number;
   /** `namespace/name` of every pod that would be evicted. */
   readonly evictedPods: readonly string[];
-  /** Extension: where each evicted pod is expected to land (`node` or `replacement`). */
+  /**
+   * Extension: where the plan places each evicted pod (a node or a `replacement-N`): what the
+   * replacements are sized for and what the move was checked with.
+   */
   readonly podDestinations?: Readonly<Record<string, string>>;
+  /**
+   * Extension: where kube-scheduler is expected to put each evicted pod when the pass is carried out
+   * (every command in flight, pods recreated and bound one by one to the least allocated node that
+   * takes them); the projection's model, so absent when the projection is off. A pod that would find
+   * no node is absent.
+   */
+  readonly expectedDestinations?: Readonly<Record<string, string>>;
   /** Extension: a sentence a person can read. */
   readonly summary?: string;
   /** Extension: set for a move Karpenter's methods cannot make: m nodes into up to n new ones. */

@@ -39,10 +39,20 @@ describe('eks-consolidator replay', () => {
   it('--format table prints one summary row per config, then the decisions', () => {
     const r = run([...base, '--config', join(SEED, 'threshold-0.yaml'), '--passes', '6', '--interval', '10m', '--scheduler', 'most-allocated', '--format', 'table']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/6 passes every 10 min \(1\.0 h\), scheduler most-allocated/);
+    expect(r.stdout.replace(/\n +/g, ' ')).toMatch(/6 passes every 10 min \(1\.0 h\), scheduler most-allocated/);
     expect(r.stdout).toMatch(/^threshold-0\s+\$\d/m);
     expect(r.stdout).toContain('threshold-0: decisions');
-    expect(r.stdout).toMatch(/replace\s+ip-10-0-\d-10\.ec2\.internal\s+m7i-flex\.large\s+\$0\.0060/);
+    expect(r.stdout).toMatch(/replace\s+m7i-flex\.large\s+\$0\.0060\s+\d+\s+ip-10-0-\d-10\b/);
+    // laid out as the plan's table: 120 columns, node names without their shared suffix
+    expect(r.stdout).toContain('node names are shown without .ec2.internal (--wide shows them whole)');
+    for (const line of r.stdout.split('\n')) expect(line.length, line).toBeLessThanOrEqual(120);
+  });
+
+  it('--format table --wide cuts nothing: full node names and times', () => {
+    const r = run([...base, '--config', join(SEED, 'threshold-0.yaml'), '--passes', '6', '--interval', '10m', '--scheduler', 'most-allocated', '--format', 'table', '--wide']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/2026-11-21T14:\d\d:00Z\s+single-node\s+replace\s+m7i-flex\.large\s+\$0\.0060\s+\d+\s+ip-10-0-\d-10\.ec2\.internal/);
+    expect(r.stdout).not.toContain('shown without');
   });
 
   it('--format html writes one page with no reference to anything outside it', () => {

@@ -54,6 +54,31 @@ describe('the demo as a table', () => {
     expect(widest(table)).toBeLessThanOrEqual(120);
   });
 
+  it('--show-moves shows where kube-scheduler is expected to put each pod: the projection\'s placement, not the plan\'s', () => {
+    const plan = JSON.parse(cli([]).stdout) as Plan;
+    const table = cli(['-o', 'wide', '--show-moves']).stdout;
+    const moved = plan.decisions.filter((d) => d.evictedPods.length > 0);
+    expect(moved.length).toBeGreaterThan(0);
+    let differs = 0;
+    for (const d of moved) {
+      // every evicted pod has an expected node, and the table lists it under that node
+      for (const pod of d.evictedPods) {
+        const to = d.expectedDestinations?.[pod];
+        expect(to, pod).toBeDefined();
+        if (to !== d.podDestinations?.[pod]) differs += 1;
+        const line = table.split('\n').find((l) => l.includes(pod))!;
+        expect(line, pod).toContain(`-> ${to}`);
+      }
+    }
+    // The demo has a delete whose pods kube-scheduler spreads to the least allocated nodes, not where
+    // the plan packed them: the table says so.
+    expect(differs).toBeGreaterThan(0);
+    expect(table).toMatch(/\d+ of \d+ land elsewhere than the plan put them/);
+    const off = cli(['-o', 'table', '--show-moves'], { PLAN_WAVES: 'off' }).stdout;
+    expect(off).toContain('as the plan places them; with the projection off');
+    expect((JSON.parse(cli([], { PLAN_WAVES: 'off' }).stdout) as Plan).decisions.every((d) => d.expectedDestinations === undefined)).toBe(true);
+  });
+
   it('piped (not a terminal): no colour with --color auto', () => {
     expect(cli(['-o', 'table']).stdout).not.toContain(ESC);
   });

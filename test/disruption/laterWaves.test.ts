@@ -49,6 +49,41 @@ describe('later waves', () => {
     expect(Object.values(replacement.podDestinations ?? {})).toEqual(['wave2-replacement-1', 'wave2-replacement-1', 'wave2-replacement-1']);
   });
 
+  it('the pods of each wave land where its decisions expect (kube-scheduler\'s least allocated node), which the plan\'s packing may not', () => {
+    // `from-a` fits on b and on c (both kept: their pods may not be disrupted); the plan packs it on the
+    // fuller c, kube-scheduler's default scoring sends it to the emptier b.
+    const keep = { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } };
+    const world: PassInput = {
+      ...input({ consolidationPolicy: 'WhenEmptyOrUnderutilized' }),
+      cluster: cluster({
+        nodes: [node({ name: 'a' }), xlarge('b'), xlarge('c')],
+        pods: [
+          ...on('a', pod({ name: 'from-a', requests: { cpu: 300, memory: 256 * Mi } })),
+          ...on('b', pod({ ...keep, requests: { cpu: 500, memory: 256 * Mi } })),
+          ...on('c', pod({ ...keep, requests: { cpu: 2500, memory: 256 * Mi } })),
+        ],
+      }),
+    };
+    const first = runConsolidationPass(world);
+    expect(first.decisions.map((d) => [d.action, d.nodes, d.podDestinations])).toEqual([['delete', ['a'], { 'default/from-a': 'c' }]]);
+    const projection = projectLaterWaves(world, first, { waves: 3 });
+    expect(projection.firstDestinations).toEqual([{ 'default/from-a': 'b' }]);
+    const plan = buildPlan(first, { nowMs: T0, dryRun: true, prices: indexCatalog(m5Catalog()), projection });
+    expect(plan.decisions[0]!.expectedDestinations).toEqual({ 'default/from-a': 'b' });
+    expect(plan.decisions[0]!.podDestinations).toEqual({ 'default/from-a': 'c' });
+    // without a projection, nothing claims to know where kube-scheduler puts them
+    expect(buildPlan(first, { nowMs: T0, dryRun: true, prices: indexCatalog(m5Catalog()) }).decisions[0]!.expectedDestinations).toBeUndefined();
+  });
+
+  it('a later wave\'s decisions say where their pods land when that wave is carried out', () => {
+    const first = runConsolidationPass(input());
+    const projection = projectLaterWaves(input(), first, { waves: 10 });
+    expect(projection.firstDestinations).toEqual([{ 'default/from-a': 'b' }]);
+    const replacement = projection.waves[0]!.decisions[0]!;
+    expect(replacement.expectedDestinations).toEqual(replacement.podDestinations);
+    expect(Object.keys(replacement.expectedDestinations ?? {}).sort()).toEqual([...replacement.evictedPods].sort());
+  });
+
   it('the plan says where this pass and the waves lead: $0.288/hr now, $0.096/hr in the end', () => {
     const first = runConsolidationPass(input());
     const projection = projectLaterWaves(input(), first, { waves: 10 });
@@ -157,6 +192,7 @@ describe('carrying a plan out', () => {
     const pools = new Map(start.nodePools.map((p) => [p.name, p]));
     const carried = carryOutPlan({ nodePools: start.nodePools, pools, catalog: start.catalog, nowMs: T0 }, start.cluster, moves);
     expect(carried.cluster.pods.find((p) => p.name === 'from-a')?.nodeName).toBe('c');
+    expect(carried.destinations).toEqual([{ 'default/from-a': 'c' }]);
   });
 
   it('a pod that finds no node stays Pending, and is reported', () => {
@@ -169,6 +205,8 @@ describe('carrying a plan out', () => {
     expect(carried.pending.map((p) => p.name)).toEqual(['from-a']);
     expect(carried.pending[0]?.phase).toBe('Pending');
     expect(carried.cluster.nodes.map((n) => n.name)).toEqual(['b']);
+    // a pod with no node has no destination
+    expect(carried.destinations).toEqual([{}]);
   });
 });
 

@@ -117,6 +117,11 @@ export interface WaveProjection {
   readonly pendingPods: number;
   /** The work the projection did, carrying out included (the unit of PassOutcome.work). */
   readonly work: number;
+  /**
+   * Where the carried-out model placed the pods of the pass's own decisions (one record per decision,
+   * `namespace/name` -> node), absent when the pass decided nothing to carry out.
+   */
+  readonly firstDestinations?: readonly Readonly<Record<string, string>>[];
 }
 
 /** The waves later passes are expected to take after `first` (the pass's own outcome for `input`). */
@@ -137,16 +142,24 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
   const launchedAt = new Map<string, number>();
   let justMoved = new Set<string>();
   let waits = 0;
+  let firstDestinations: readonly Readonly<Record<string, string>>[] | undefined;
+  const end = (stoppedBecause: ProjectionStop, pendingPods = 0): WaveProjection => ({
+    waves,
+    stoppedBecause,
+    pendingPods,
+    work,
+    ...(firstDestinations === undefined ? {} : { firstDestinations }),
+  });
   for (let wave = 2; ; wave++) {
     const acted = outcome.moves;
-    if (wave > limits.waves + 1) return { waves, stoppedBecause: 'wave limit', pendingPods: 0, work };
-    if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
+    if (wave > limits.waves + 1) return end('wave limit');
+    if (overLimit()) return end('work limit');
     let waitedFor: string | undefined;
     if (acted.length === 0) {
       // Nothing to carry out. A change freeze (a scheduled budget of zero) is not the end: the pass
       // after it ends decides again on the same cluster.
       const freeze = waits < MAX_FREEZE_WAITS ? freezeEnd(input, nowMs) : undefined;
-      if (!freeze) return { waves, stoppedBecause: 'settled', pendingPods: 0, work };
+      if (!freeze) return end('settled');
       waits += 1;
       waitedFor = freeze.text;
       nowMs = freeze.endMs;
@@ -162,8 +175,12 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
       const before = new Set(cluster.nodes.map((n) => n.name));
       const carried = carryOutPlan(ctx, cluster, acted);
       work += carried.work;
-      if (carried.pending.length > 0) return { waves, stoppedBecause: 'pods would stay Pending', pendingPods: carried.pending.length, work };
-      if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
+      // Where the pods of the wave just carried out landed: the pass's own decisions, or the last wave's.
+      const previous = waves[waves.length - 1];
+      if (previous === undefined) firstDestinations = carried.destinations;
+      else waves[waves.length - 1] = { ...previous, decisions: withExpectedDestinations(previous.decisions, carried.destinations) };
+      if (carried.pending.length > 0) return end('pods would stay Pending', carried.pending.length);
+      if (overLimit()) return end('work limit');
       for (const name of carried.touched) lastEventAt.set(name, nowMs);
       for (const n of carried.cluster.nodes) if (!before.has(n.name)) launchedAt.set(n.name, nowMs);
       justMoved = new Set(acted.flatMap((m) => m.proposal.candidates.flatMap((c) => c.pods.map(podKey))));
@@ -192,7 +209,7 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
     // A wave the work limit stopped before it decided anything says so, rather than "settled"; one that
     // meets a change freeze waits for it (the loop's next turn).
     if (outcome.decisions.length === 0) {
-      if (overLimit()) return { waves, stoppedBecause: 'work limit', pendingPods: 0, work };
+      if (overLimit()) return end('work limit');
       wave -= 1;
       continue;
     }
@@ -209,6 +226,14 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
       ...(evictedAgain.length > 0 ? { evictedAgain } : {}),
     });
   }
+}
+
+/** Each decision with where the carried-out model placed its pods (`expectedDestinations`). */
+export function withExpectedDestinations(decisions: readonly Decision[], destinations: readonly Readonly<Record<string, string>>[]): Decision[] {
+  return decisions.map((d, i) => {
+    const placed = destinations[i];
+    return placed === undefined ? d : { ...d, expectedDestinations: placed };
+  });
 }
 
 /** The in-flight nodes the carried-out cluster still has (their commands are not this plan's). */

@@ -158,6 +158,11 @@ export interface CarriedOut {
   readonly touched: ReadonlySet<string>;
   /** The work doing it took (workUnits, as PassOutcome.work). */
   readonly work: number;
+  /**
+   * Per move (in the order given), where kube-scheduler placed each pod it evicts (`namespace/name` ->
+   * node or replacement name); a pod that found no node is absent.
+   */
+  readonly destinations: readonly Readonly<Record<string, string>>[];
 }
 
 /**
@@ -168,7 +173,7 @@ export interface CarriedOut {
  * start from this cluster (laterWaves.ts).
  */
 export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): CarriedOut {
-  if (moves.length === 0) return { cluster: start, pending: [], touched: new Set(), work: 0 };
+  if (moves.length === 0) return { cluster: start, pending: [], touched: new Set(), work: 0, destinations: [] };
   const laidOut = layOut(ctx, start, moves);
   const work = newWork();
   const factory = countingFactory(ctx.simulatorFactory ?? createSimulator, work);
@@ -208,5 +213,13 @@ export function carryOutPlan(ctx: SchedulerCheckContext, start: Cluster, moves: 
   });
   const cluster: Cluster = { ...laidOut.cluster, nodes, pods: [...stays, ...placed, ...rebound] };
   const touched = new Set([...placedAt.values(), ...laidOut.added.flatMap((a) => a.nodes.map((n) => n.name))]);
-  return { cluster, pending: rebound.filter((p) => p.nodeName === undefined), touched, work: workUnits(work) };
+  const destinations = laidOut.evicted.map((evicted) => {
+    const out: Record<string, string> = {};
+    for (const pod of evicted) {
+      const to = placedAt.get(pod.uid);
+      if (to !== undefined) out[podKey(pod)] = to;
+    }
+    return out;
+  });
+  return { cluster, pending: rebound.filter((p) => p.nodeName === undefined), touched, work: workUnits(work), destinations };
 }
