@@ -26,6 +26,7 @@ const FILES = [
   'test/app/actionMetrics.test.ts',
   'test/disruption/proveCommand.test.ts',
   'test/act/mutation.runner.test.ts',
+  'test/act/mutation.launch.test.ts',
   'test/act/mutation.busySet.test.ts',
   'test/act/mutation.session.test.ts',
   'test/act/mutation.start.test.ts',

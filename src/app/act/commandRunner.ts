@@ -842,7 +842,8 @@ function setList(detail: CommandDetail, key: 'blocked' | 'waitingFor', values: s
 
 function describeTypes(types: readonly string[]): string {
   if (types.length === 0) return 'no type';
-  return types.length === 1 ? types[0]! : `${types[0]} or one of ${types.length - 1} other type(s)`;
+  if (types.length <= 2) return types.join(' or ');
+  return `${types[0]} or one of ${types.length - 1} other types`;
 }
 
 /** Two pods whose requests are the same for the placement (cpu and memory): either may take the other's room. */

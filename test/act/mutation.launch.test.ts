@@ -1,0 +1,222 @@
+// Mutation-testing gaps (npm run mutation) in how a command launches its replacements and waits for
+// them (commandRunner.ts): several replacements launched over several passes, what the record keeps
+// about each (its instance, when the first was launched), what the events and notes say about which
+// replacement of how many, which ones were late, and the proof before the first eviction made once.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { executePlan, resumeCommands } from '../../src/app/act/executeCommands.ts';
+import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
+import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
+import { FAST, KARPENTER_NODE_LABELS, T0, events, evictions, karpenterPassResult, nodeSpec, passResult, replaceDecision, startWorld, type World, type WorldOptions } from './harness.ts';
+
+const OLD = 'ip-10-1-1-7.ec2.internal';
+const NEW = 'ip-10-9-9-9.ec2.internal';
+const NEW2 = 'ip-10-9-9-8.ec2.internal';
+const MINUTE = 60_000;
+
+let db: LocalDynamo;
+let world: World | undefined;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.stop();
+});
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+const oldNode = (labels?: Record<string, string>) => [
+  kubeNode(OLD, labels === undefined ? {} : { labels }),
+  kubePod('default', 'web-1', { node: OLD }),
+  kubePod('default', 'web-2', { node: OLD }),
+];
+
+async function start(objects: readonly unknown[] = oldNode(), options: WorldOptions = {}): Promise<World> {
+  world = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), ...objects], options);
+  return world;
+}
+
+/** A move of OLD into two new nodes (an m-to-n repack). */
+function twoReplacements() {
+  const one = replaceDecision([OLD]).replacements[0]!;
+  return replaceDecision([OLD], { replacements: [one, one], move: 'm-to-n' });
+}
+
+/** CreateFleet throttled while `on()` says so: a launch that may succeed later. */
+function throttleWhile(w: World, on: () => boolean): void {
+  w.ec2.fault = (command) => (command === 'CreateFleetCommand' && on() ? { error: Object.assign(new Error('Rate exceeded'), { name: 'RequestLimitExceeded' }) } : undefined);
+}
+
+const stored = async (w: World) => (await w.commands())[0]!;
+const noteOf = async (w: World) => (JSON.parse((await stored(w)).detail ?? '{}') as { note?: string }).note;
+const unreadableWorld = async () => {
+  throw new Error('the API server is overloaded');
+};
+
+describe('launching several replacements', () => {
+  it('each launch event says which replacement of how many, and through what', async () => {
+    const w = await start();
+    await executePlan(passResult([twoReplacements()]), w.deps(MINUTE), FAST);
+    expect(events(w.api, 'DisruptionLaunching').map((e) => [e.node, e.message])).toEqual([
+      [OLD, expect.stringMatching(/^Launching replacement 1 of 2, on-demand \(m5\.large or m5a\.large\) through EC2 before disrupting this node: /)],
+      [OLD, expect.stringMatching(/^Launching replacement 2 of 2, on-demand .* through EC2 /)],
+    ]);
+  });
+
+  it('three allowed types or more: the first, and how many others', async () => {
+    const w = await start();
+    const one = replaceDecision([OLD]).replacements[0]!;
+    await executePlan(passResult([replaceDecision([OLD], { replacements: [{ ...one, instanceTypes: ['m5.large', 'm5a.large', 'm6i.large'] }] })]), w.deps(MINUTE), FAST);
+    expect(events(w.api, 'DisruptionLaunching').map((e) => e.message)).toEqual([expect.stringMatching(/^Launching a on-demand \(m5\.large or one of 2 other types\) through EC2 /)]);
+  });
+
+  it('one replacement: "a" replacement; through Karpenter, a NodeClaim', async () => {
+    const w = await start(oldNode(KARPENTER_NODE_LABELS), { karpenter: {} });
+    await executePlan(karpenterPassResult([replaceDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(events(w.api, 'DisruptionLaunching').map((e) => e.message)).toEqual([expect.stringMatching(/^Launching a on-demand \(m5\.large or m5a\.large\) through a Karpenter NodeClaim before disrupting this node: /)]);
+  });
+
+  it('a launch cut short is resumed by the next pass, which launches only what is missing', async () => {
+    const w = await start();
+    let launches = 0;
+    w.ec2.onLaunch = () => {
+      launches += 1;
+    };
+    throttleWhile(w, () => launches >= 1);
+    const first = await executePlan(passResult([twoReplacements()]), w.deps(MINUTE), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'tainted', stoppedBecause: 'error' });
+    expect((await stored(w)).launched?.map((l) => l.index)).toEqual([0]);
+
+    throttleWhile(w, () => false);
+    w.clock.nowMs += MINUTE;
+    const second = await resumeCommands(w.deps(MINUTE), FAST);
+    expect(second.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    const ids = w.ec2.launched().map((i) => i.id);
+    expect(ids).toHaveLength(2);
+    // Each launch recorded with its instance, at once.
+    expect((await stored(w)).launched).toEqual([
+      { index: 0, ref: ids[0], instanceId: ids[0] },
+      { index: 1, ref: ids[1], instanceId: ids[1] },
+    ]);
+  });
+
+  it('the Ready timeout counts from the first launch, not from the last one', async () => {
+    const w = await start();
+    let launches = 0;
+    let throttled = true;
+    w.ec2.onLaunch = () => {
+      launches += 1;
+    };
+    throttleWhile(w, () => launches >= 1 && throttled);
+    await executePlan(passResult([twoReplacements()]), w.deps(MINUTE), FAST);
+    // The second launch succeeds 6 minutes later; neither replacement ever becomes Ready.
+    throttled = false;
+    w.clock.nowMs = T0 + 6 * MINUTE;
+    const second = await resumeCommands(w.deps(30_000), FAST);
+    expect(second.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    // 10 minutes after the first launch (FAST's Ready timeout): rolled back, although the second launch is 4 minutes old.
+    w.clock.nowMs = T0 + 10 * MINUTE;
+    const ended = await resumeCommands(w.deps(30_000), FAST);
+    expect(ended.commands[0]).toMatchObject({ step: 'rolledBack', evicted: 0 });
+    expect(ended.commands[0]!.endedBecause).toMatch(/^replacements i-\w+, i-\w+ did not become Ready within 10 min$/);
+  });
+});
+
+describe('waiting for the replacements', () => {
+  it('at exactly the Ready timeout the command rolls back, naming only the replacement that is late', async () => {
+    const w = await start();
+    const first = await executePlan(passResult([twoReplacements()]), w.deps(30_000), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    const [ready, late] = w.ec2.launched().map((i) => i.id);
+    w.registerNode(ready!, NEW, true);
+    w.clock.nowMs = T0 + 9 * MINUTE;
+    const waiting = await resumeCommands(w.deps(30_000), FAST);
+    expect(waiting.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    // A 30 s budget is the margin: no polling, the look is at exactly 10 minutes.
+    w.clock.nowMs = T0 + 10 * MINUTE;
+    const ended = await resumeCommands(w.deps(30_000), FAST);
+    expect(ended.commands[0]).toMatchObject({ step: 'rolledBack', evicted: 0, endedBecause: `replacement ${late} did not become Ready within 10 min` });
+    expect(evictions(w.api)).toEqual([]);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+  });
+
+  it('the note names every replacement once all are Ready (the step stops there when the cluster cannot be read)', async () => {
+    const w = await start();
+    w.ec2.onLaunch = (id) => w.registerNode(id, w.ec2.launched().length === 1 ? NEW : NEW2, true);
+    const report = await executePlan(passResult([twoReplacements()]), w.deps(MINUTE, { readWorld: unreadableWorld }), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'replacementReady', stoppedBecause: 'error', evicted: 0 });
+    const [a, b] = w.ec2.launched().map((i) => i.id);
+    expect(await noteOf(w)).toBe(`replacements ${NEW} (${a}), ${NEW2} (${b}) ready`);
+  });
+
+  it('one replacement Ready: "replacement ... ready"', async () => {
+    const w = await start();
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE, { readWorld: unreadableWorld }), FAST);
+    expect(await noteOf(w)).toBe(`replacement ${NEW} (${w.ec2.launched()[0]!.id}) ready`);
+  });
+
+  it('a NodeClaim learns its instance after it was created: the record keeps it from then on', async () => {
+    const w = await start(oldNode(KARPENTER_NODE_LABELS), { karpenter: { launchDelayMs: MINUTE, registerDelayMs: 5 * MINUTE } });
+    const first = await executePlan(karpenterPassResult([replaceDecision([OLD])]), w.deps(30_000), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'launched', waitingFor: 'replacement' });
+    expect((await stored(w)).launched?.[0]?.instanceId).toBeUndefined();
+    w.clock.nowMs += 2 * MINUTE;
+    await resumeCommands(w.deps(30_000), FAST);
+    const instance = w.karpenter!.launchedInstances.at(-1);
+    expect(instance).toMatch(/^i-/);
+    expect((await stored(w)).launched?.[0]).toMatchObject({ index: 0, instanceId: instance });
+  });
+});
+
+describe('the record of a replace that lost its replacement', () => {
+  it('a command past its launch with no replacement recorded is rolled back before any eviction', async () => {
+    const w = await start();
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE, { readWorld: unreadableWorld }), FAST);
+    const cmd = await stored(w);
+    expect(cmd.step).toBe('replacementReady');
+    // An older or damaged record: the replacement is not in it.
+    await w.store.putCommand({ ...cmd, launched: [] }, cmd.version);
+    w.clock.nowMs += MINUTE;
+    const report = await resumeCommands(w.deps(MINUTE), FAST);
+    expect(report.commands[0]?.endedBecause).toContain('a replacement was never recorded');
+    expect(evictions(w.api)).toEqual([]);
+    expect(w.api.store.get('Pod', 'web-1', 'default')).toBeDefined();
+  });
+});
+
+describe('the proof before the first eviction', () => {
+  it('names the first pod with no place and counts the others', async () => {
+    // Two pods of 1.5 CPU each: the m5.large replacement (1930m) takes one, nothing takes the other.
+    const w = await start([kubeNode(OLD, { cpu: '3920m' }), kubePod('default', 'big-1', { node: OLD, cpu: '1500m' }), kubePod('default', 'big-2', { node: OLD, cpu: '1500m' }), kubePod('default', 'big-3', { node: OLD, cpu: '1500m' })], { spare: false });
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    const report = await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'rolledBack', evicted: 0 });
+    expect(report.commands[0]!.endedBecause).toMatch(/^pod default\/big-\d would have no place on the cluster as it is now: .* \(and 1 more pod\(s\)\)$/);
+  });
+
+  it('is made once: a drain that goes on over later passes does not read the cluster to prove it again', async () => {
+    const w = await start();
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    w.api.setEvictionPolicy(({ name }) => (name === 'web-2' ? 'blockByPdb' : 'allow'));
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), { ...FAST, maxWaitMs: 0 });
+    expect(first.commands[0]).toMatchObject({ step: 'evicting', evicted: 1, blocked: 1 });
+    expect(JSON.parse((await stored(w)).detail!)).toMatchObject({ proven: true });
+    w.api.setEvictionPolicy('allow');
+    w.clock.nowMs += MINUTE;
+    let reads = 0;
+    const report = await resumeCommands(
+      w.deps(MINUTE, {
+        readWorld: async () => {
+          reads += 1;
+          throw new Error('not to be read');
+        },
+      }),
+      FAST,
+    );
+    expect(report.commands[0]).toMatchObject({ step: 'done', errors: [] });
+    expect(reads).toBe(0);
+  });
+});
