@@ -220,3 +220,105 @@ describe('the proof before the first eviction', () => {
     expect(reads).toBe(0);
   });
 });
+
+describe('rolling back a replacement that already runs pods', () => {
+  /**
+   * A replace whose replacement joined Ready (nothing evicted yet: the cluster could not be read), then
+   * received `others` (pods someone else scheduled there, filling it): the proof of the next pass fails
+   * (OLD's pods have nowhere to go, there is no spare node), so the command rolls back.
+   */
+  async function rollingBackWith(others: readonly { name: string; cpu: string }[]): Promise<{ w: World; instance: string }> {
+    const w = await start(oldNode(), { spare: false });
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE, { readWorld: unreadableWorld }), FAST);
+    expect((await stored(w)).step).toBe('replacementReady');
+    for (const o of others) w.api.store.put(kubePod('default', o.name, { node: NEW, cpu: o.cpu }));
+    return { w, instance: w.ec2.launched()[0]!.id };
+  }
+
+  it('its pods are evicted through the Eviction API, then it is removed; the old node is given back', async () => {
+    const { w, instance } = await rollingBackWith([{ name: 'other-1', cpu: '1800m' }]);
+    w.clock.nowMs += MINUTE;
+    const report = await resumeCommands(w.deps(MINUTE), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'rolledBack', endedBecause: expect.stringMatching(/would have no place on the cluster as it is now/) });
+    expect(evictions(w.api)).toEqual([{ pod: 'default/other-1', status: 201 }]);
+    expect(w.ec2.terminateCalls).toEqual([instance]);
+    expect(w.terminatedWithPods).toEqual([]);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+    expect(events(w.api, 'DisruptionBlocked').map((e) => [e.node, e.type, e.message])).toEqual([[OLD, 'Warning', expect.stringMatching(/^Disruption rolled back, the node stays: /)]]);
+  });
+
+  it('pods that will not leave it: it is tainted meanwhile, and kept as an ordinary node once the drain timeout has passed with no progress', async () => {
+    const { w, instance } = await rollingBackWith([
+      { name: 'other-1', cpu: '900m' },
+      { name: 'other-2', cpu: '900m' },
+    ]);
+    // other-2 is held by a PodDisruptionBudget for good; other-1 for the first 30 minutes.
+    let release = false;
+    w.api.setEvictionPolicy(({ name }) => (name === 'other-2' || (name === 'other-1' && !release) ? 'blockByPdb' : 'allow'));
+    w.clock.nowMs = T0 + MINUTE;
+    const first = await resumeCommands(w.deps(30_000), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'rollingBack', waitingFor: 'pods' });
+    expect(nodeSpec(w.api, NEW)).toMatchObject({ unschedulable: true, taints: [expect.objectContaining({ key: 'eks-consolidator.io/disrupting' })] });
+    // Passes every 5 minutes (the command's clock advances at most 15 minutes per look). other-1 leaves
+    // 30 minutes in: that is progress, and the 60-minute wait starts again from it.
+    const passAt = async (minute: number) => {
+      w.clock.nowMs = T0 + minute * MINUTE;
+      // A 30 s budget is the margin: no polling, each look is at that instant.
+      return (await resumeCommands(w.deps(30_000), FAST)).commands[0]!;
+    };
+    for (let minute = 6; minute <= 26; minute += 5) expect(await passAt(minute)).toMatchObject({ step: 'rollingBack' });
+    release = true;
+    expect(await passAt(31)).toMatchObject({ step: 'rollingBack' });
+    expect(evictions(w.api).filter((e) => e.status === 201).map((e) => e.pod)).toEqual(['default/other-1']);
+    for (let minute = 36; minute <= 86; minute += 5) expect(await passAt(minute)).toMatchObject({ step: 'rollingBack' });
+    // Exactly 60 minutes after the last progress.
+    const ended = { commands: [await passAt(91)] };
+    expect(ended.commands[0]).toMatchObject({ step: 'abandoned' });
+    expect(ended.commands[0]!.endedBecause).toMatch(new RegExp(`; replacement ${NEW.replace(/\./g, '\\.')} was kept because its pods could not be evicted within 60 min$`));
+    expect(w.ec2.terminateCalls).not.toContain(instance);
+    expect(nodeSpec(w.api, NEW)?.taints ?? []).toEqual([]);
+    expect(nodeSpec(w.api, NEW)?.unschedulable).toBeFalsy();
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+    expect(events(w.api, 'DisruptionAbandoned').map((e) => [e.node, e.type, e.message])).toEqual([[OLD, 'Warning', expect.stringMatching(/^Disruption given up, the node stays: /)]]);
+  });
+
+  it('a replacement that never became Ready, with a pod stuck terminating on it: the pod does not hold it, it is removed', async () => {
+    const w = await start(oldNode(), { spare: false });
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, false);
+    await executePlan(passResult([replaceDecision([OLD])]), w.deps(30_000), FAST);
+    const instance = w.ec2.launched()[0]!.id;
+    // A pod evicted from it long ago that its (not Ready) kubelet never confirmed gone.
+    const stuck = kubePod('default', 'stuck-1', { node: NEW });
+    const meta = stuck['metadata'] as Record<string, unknown>;
+    w.api.store.put({ ...stuck, metadata: { ...meta, deletionTimestamp: new Date(T0).toISOString(), finalizers: ['example.com/wait'] } });
+    w.clock.nowMs = T0 + 10 * MINUTE;
+    const ended = await resumeCommands(w.deps(30_000), FAST);
+    expect(ended.commands[0]).toMatchObject({ step: 'rolledBack', endedBecause: expect.stringMatching(/did not become Ready within 10 min/) });
+    expect(w.ec2.terminateCalls).toEqual([instance]);
+  });
+});
+
+describe('a launch whose answer was lost', () => {
+  it('is found and removed when the command rolls back, and recorded with its instance', async () => {
+    const w = await start();
+    // The first CreateFleet launches but its answer is lost (a client timeout); any later one is throttled.
+    let calls = 0;
+    w.ec2.fault = (command) => {
+      if (command !== 'CreateFleetCommand') return undefined;
+      calls += 1;
+      return calls === 1 ? { error: Object.assign(new Error('socket hang up'), { name: 'TimeoutError' }), after: true } : { error: Object.assign(new Error('Rate exceeded'), { name: 'RequestLimitExceeded' }) };
+    };
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'tainted', stoppedBecause: 'error' });
+    const [instance] = w.ec2.launched().map((i) => i.id);
+    expect(instance).toBeDefined();
+    expect((await stored(w)).launched ?? []).toEqual([]);
+    // At the Ready timeout the launch cannot even be tried again (the NodePools cannot be read): rolled back.
+    w.clock.nowMs = T0 + 10 * MINUTE;
+    const ended = await resumeCommands(w.deps(MINUTE, { loadNodePools: async () => Promise.reject(new Error('S3 is down')) }), FAST);
+    expect(ended.commands[0]).toMatchObject({ step: 'rolledBack', endedBecause: expect.stringMatching(/^no replacement could be launched within 10 min: the NodePools could not be read/) });
+    expect(w.ec2.terminateCalls).toEqual([instance]);
+    expect((await stored(w)).launched).toEqual([{ index: 0, ref: instance, instanceId: instance }]);
+  });
+});

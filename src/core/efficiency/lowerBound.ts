@@ -20,7 +20,7 @@ import { LabelKeys } from '../model/types.ts';
 import type { NodeVerdict } from '../disruption/candidates.ts';
 import { indexCatalog, nodePricePerHour } from '../disruption/prices.ts';
 import { buildExistingNodes, type ExistingNode } from '../scheduling/existingNodes.ts';
-import { TypeCatalog } from '../scheduling/instanceTypes.ts';
+import { typeCatalogOf, type TypeCatalog } from '../scheduling/instanceTypes.ts';
 import { alternativeSets, labelsMatchAlternatives, nodeConstraintAlternatives } from '../scheduling/nodeAffinity.ts';
 import { buildPools, type PoolInfo, type PoolType } from '../scheduling/nodePools.ts';
 import { intersectKey, isSatisfiable, valuesIn, type RequirementSet } from '../scheduling/requirements.ts';
@@ -116,7 +116,8 @@ export function clusterLowerBound(input: LowerBoundInput): LowerBound {
   }
   if (movable.length === 0) return result(lockedCost);
 
-  const typeCatalog = new TypeCatalog(input.catalog);
+  // The same TypeCatalog the pass's simulators built for this catalog (it is never changed once made).
+  const typeCatalog = typeCatalogOf(input.catalog);
   const pools = buildPools(input.nodePools, typeCatalog, input.cluster.daemonSets, existing);
   const launchKinds: { kind: number; pool: PoolInfo; type: PoolType; zone: string; capacityType: string }[] = [];
   for (const pool of pools) {

@@ -35,13 +35,19 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
   const slackCount = rows.filter((r) => r.sense !== '=').length;
   const artificialCount = rows.filter((r) => r.sense !== '<=').length;
   const width = n + slackCount + artificialCount; // columns before the right-hand side
+  // One buffer for the whole tableau, each row a view of it: a few hundred separate typed arrays of a
+  // few thousand entries cost more to allocate (and to account for in the garbage collector) than the
+  // solve itself.
+  const buffer = new Float64Array(m * (width + 1));
   const tableau: Float64Array[] = [];
   const basis: number[] = [];
+  // Scratch for pivot(): the pivot row's non-zero columns.
+  const nonZero = new Int32Array(width + 1);
   let slack = n;
   let artificial = n + slackCount;
   const artificialStart = n + slackCount;
-  for (const r of rows) {
-    const row = new Float64Array(width + 1);
+  for (const [i, r] of rows.entries()) {
+    const row = buffer.subarray(i * (width + 1), (i + 1) * (width + 1));
     for (let j = 0; j < n; j++) row[j] = r.coefficients[j] ?? 0;
     row[width] = r.rhs;
     if (r.sense === '<=') {
@@ -84,7 +90,7 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
       }
       if (leaving < 0) return 'unbounded';
       degenerate = best <= EPS ? degenerate + 1 : 0;
-      pivot(tableau, objective, leaving, entering, width);
+      pivot(tableau, objective, leaving, entering, width, nonZero);
       basis[leaving] = entering;
     }
     return 'stalled';
@@ -100,9 +106,9 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
     // An artificial left basic at zero is pivoted out on any real column of its row (or the row is redundant).
     for (let i = 0; i < m; i++) {
       if (basis[i]! < artificialStart) continue;
-      const j = tableau[i]!.findIndex((v, k) => k < artificialStart && Math.abs(v) > EPS);
+      const j = firstNonZeroColumn(tableau[i]!, artificialStart);
       if (j >= 0) {
-        pivot(tableau, phase1, i, j, width);
+        pivot(tableau, phase1, i, j, width, nonZero);
         basis[i] = j;
       }
     }
@@ -124,6 +130,12 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
   return { status: 'optimal', objective: value, x };
 }
 
+/** The first of the columns before `end` whose entry is not (nearly) zero, or -1. */
+function firstNonZeroColumn(row: Float64Array, end: number): number {
+  for (let j = 0; j < end; j++) if (Math.abs(row[j]!) > EPS) return j;
+  return -1;
+}
+
 function flip(sense: LinearRow['sense']): LinearRow['sense'] {
   return sense === '>=' ? '<=' : sense === '<=' ? '>=' : '=';
 }
@@ -132,15 +144,34 @@ function subtractRow(target: Float64Array, row: Float64Array, factor: number): v
   for (let j = 0; j < target.length; j++) target[j] = target[j]! - factor * row[j]!;
 }
 
-function pivot(tableau: Float64Array[], objective: Float64Array, leaving: number, entering: number, width: number): void {
+/**
+ * Divides the leaving row by the pivot and subtracts it from every other row. Only the columns where
+ * the pivot row is non-zero are touched: elsewhere `x - factor * 0` is `x`, so the tableau comes out
+ * the same as with whole rows (up to the sign of a zero, which no comparison here sees). The lower
+ * bound's rows are mostly zeros, so this does a small part of the work of a whole-row pivot.
+ */
+function pivot(tableau: Float64Array[], objective: Float64Array, leaving: number, entering: number, width: number, nonZero: Int32Array): void {
   const row = tableau[leaving]!;
   const p = row[entering]!;
-  for (let j = 0; j <= width; j++) row[j] = row[j]! / p;
+  let count = 0;
+  for (let j = 0; j <= width; j++) {
+    const v = row[j]! / p;
+    row[j] = v;
+    if (v !== 0) nonZero[count++] = j;
+  }
   for (let i = 0; i < tableau.length; i++) {
     if (i === leaving) continue;
-    const factor = tableau[i]![entering]!;
-    if (factor !== 0) subtractRow(tableau[i]!, row, factor);
+    const target = tableau[i]!;
+    const factor = target[entering]!;
+    if (factor !== 0) subtractColumns(target, row, factor, nonZero, count);
   }
   const factor = objective[entering]!;
-  if (factor !== 0) subtractRow(objective, row, factor);
+  if (factor !== 0) subtractColumns(objective, row, factor, nonZero, count);
+}
+
+function subtractColumns(target: Float64Array, row: Float64Array, factor: number, columns: Int32Array, count: number): void {
+  for (let k = 0; k < count; k++) {
+    const j = columns[k]!;
+    target[j] = target[j]! - factor * row[j]!;
+  }
 }
