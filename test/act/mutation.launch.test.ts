@@ -322,3 +322,54 @@ describe('a launch whose answer was lost', () => {
     expect((await stored(w)).launched).toEqual([{ index: 0, ref: instance, instanceId: instance }]);
   });
 });
+
+describe('a drain that takes longer than the drain timeout', () => {
+  /** Passes every 5 minutes from minute `from` to `to`; the step of each. */
+  async function passes(w: World, from: number, to: number): Promise<string[]> {
+    const steps: string[] = [];
+    for (let minute = from; minute <= to; minute += 5) {
+      w.clock.nowMs = T0 + minute * MINUTE;
+      steps.push((await resumeCommands(w.deps(30_000), FAST)).commands[0]?.step ?? 'none');
+      if (steps.at(-1) === 'done' || steps.at(-1) === 'abandoned') break;
+    }
+    return steps;
+  }
+
+  it('a PodDisruptionBudget that lets one pod go every 25 minutes: never given up while pods leave; each eviction is an action', async () => {
+    const w = await start([kubeNode(OLD), ...['web-1', 'web-2', 'web-3', 'web-4'].map((name) => kubePod('default', name, { node: OLD }))]);
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    let nextAllowedMs = T0;
+    w.api.setEvictionPolicy(() => {
+      if (w.clock.nowMs < nextAllowedMs) return 'blockByPdb';
+      nextAllowedMs = w.clock.nowMs + 25 * MINUTE;
+      return 'allow';
+    });
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(30_000), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'evicting', evicted: 1 });
+    const steps = await passes(w, 5, 120);
+    expect(steps.at(-1)).toBe('done');
+    expect(steps).not.toContain('abandoned');
+    expect(evictions(w.api).filter((e) => e.status === 201).map((e) => e.pod)).toHaveLength(4);
+    // An action at each pass that evicted (the first also tainted, the last also retired), none at the
+    // passes a PodDisruptionBudget held.
+    expect(w.actions.map((t) => (t - T0) / MINUTE)).toEqual([0, 25, 50, 75]);
+  });
+
+  it('the pods still there changing (one deleted by its owner) is progress too', async () => {
+    const w = await start();
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    w.api.setEvictionPolicy('blockByPdb');
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(30_000), FAST);
+    expect(first.commands[0]).toMatchObject({ step: 'evicting', evicted: 0, blocked: 2 });
+    expect(await passes(w, 5, 40)).not.toContain('abandoned');
+    // Its Deployment scaled down: web-2 is deleted, not evicted.
+    w.api.store.delete('Pod', 'web-2', 'default');
+    expect(await passes(w, 45, 95)).not.toContain('abandoned');
+    // 60 minutes after that change, nothing else having moved: given up.
+    const ended = await passes(w, 100, 110);
+    expect(ended.at(-1)).toBe('abandoned');
+    const cmd = await stored(w);
+    expect(JSON.parse(cmd.detail!)).toMatchObject({ note: expect.stringMatching(/^abandoned: the drain made no progress for 60 min: pods are still on the old nodes \(still waiting for default\/web-1\)/) });
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
 // they imply (instance type, arch, family ..., plus the zones and capacity types it is offered in).
 import type { Catalog, InstanceType, Labels, Offering } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
-import { ABSENT, ANY, requirementSetOfLabels, valuesIn, type KeyRequirement, type RequirementSet } from './requirements.ts';
+import { ABSENT, ANY, valuesIn, type KeyRequirement, type RequirementSet } from './requirements.ts';
 import { CPU, MEMORY } from './resources.ts';
 
 const AWS_PREFIX = 'karpenter.k8s.aws/';
@@ -43,15 +43,25 @@ export class TypeCatalog {
   constructor(catalog: Catalog) {
     this.region = catalog.region;
     const types: TypeInfo[] = [];
+    // A requirement is never changed once made, so the types share one `In [value]` per label value
+    // (most values, such as "linux" or "nitro", recur on hundreds of types) and one for the region:
+    // tens of thousands fewer objects to make and for the garbage collector to copy.
+    const inValue = new Map<string, KeyRequirement>();
+    const region = catalog.region ? valuesIn([catalog.region]) : undefined;
     for (const type of catalog.instanceTypes) {
       const offerings = type.offerings.filter((o) => o.available).sort(compareOfferings);
       if (offerings.length === 0) continue;
       const labels = completeLabels(type);
-      for (const key of Object.keys(labels)) this.typeLabelKeys.add(key);
-      const requirements = requirementSetOfLabels(labels);
+      const requirements = new Map<string, KeyRequirement>();
+      for (const [key, value] of Object.entries(labels)) {
+        this.typeLabelKeys.add(key);
+        let requirement = inValue.get(value);
+        if (!requirement) inValue.set(value, (requirement = valuesIn([value])));
+        requirements.set(key, requirement);
+      }
       requirements.set(LabelKeys.zone, valuesIn(offerings.map((o) => o.zone)));
       requirements.set(LabelKeys.capacityType, valuesIn(offerings.map((o) => o.capacityType)));
-      if (catalog.region) requirements.set(LabelKeys.region, valuesIn([catalog.region]));
+      if (region) requirements.set(LabelKeys.region, region);
       types.push({ type, labels, requirements, offerings });
     }
     this.types = types;
