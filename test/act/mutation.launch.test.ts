@@ -373,3 +373,27 @@ describe('a drain that takes longer than the drain timeout', () => {
     expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
   });
 });
+
+describe('the order of a drain', () => {
+  it('a pod whose eviction is refused (not by a PDB) holds back the smaller ones, as a PDB refusal does', async () => {
+    const w = await start([
+      kubeNode(OLD, { cpu: '3920m' }),
+      kubePod('default', 'big-1', { node: OLD, cpu: '1200m' }),
+      kubePod('default', 'small-1', { node: OLD, cpu: '100m' }),
+      kubePod('default', 'small-2', { node: OLD, cpu: '100m' }),
+    ]);
+    w.ec2.onLaunch = (id) => w.registerNode(id, NEW, true);
+    // big-1's first eviction fails with a 500 (etcd), the next one goes through.
+    w.api.fail({ method: 'POST', path: /\/pods\/big-1\/eviction$/, status: 500, message: 'etcd is having a bad day', times: 1 });
+    const first = await executePlan(passResult([replaceDecision([OLD])]), w.deps(30_000), { ...FAST, maxWaitMs: 0 });
+    expect(first.commands[0]).toMatchObject({ step: 'evicting', evicted: 0 });
+    expect(first.commands[0]!.errors.join(' ')).toMatch(/evictions refused on ip-10-1-1-7\.ec2\.internal: default\/big-1 \(.*etcd is having a bad day/);
+    // The smaller pods wait: kube-scheduler could give the room kept for big-1 to them.
+    expect(w.api.store.get('Pod', 'small-1', 'default')).toBeDefined();
+    expect(w.api.store.get('Pod', 'small-2', 'default')).toBeDefined();
+    w.clock.nowMs += 5 * MINUTE;
+    const second = await resumeCommands(w.deps(MINUTE), FAST);
+    expect(second.commands[0]).toMatchObject({ step: 'done', evicted: 3 });
+    expect(evictions(w.api).filter((e) => e.status === 201).map((e) => e.pod)).toEqual(['default/big-1', 'default/small-1', 'default/small-2']);
+  });
+});
