@@ -170,6 +170,20 @@ describe('waiting for the replacements', () => {
   });
 });
 
+describe('a replacement that fails before it is Ready', () => {
+  it('its instance terminated (a spot reclaim): the command rolls back in the same look, saying which replacement', async () => {
+    const w = await start();
+    await executePlan(passResult([twoReplacements()]), w.deps(30_000), FAST);
+    const [first, second] = w.ec2.launched().map((i) => i.id);
+    w.ec2.instances.get(second!)!.state = 'terminated';
+    w.clock.nowMs += MINUTE;
+    const report = await resumeCommands(w.deps(30_000), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'rolledBack', evicted: 0, endedBecause: expect.stringMatching(/^replacement 2 failed: /) });
+    expect(w.ec2.terminateCalls).toContain(first);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+  });
+});
+
 describe('the record of a replace that lost its replacement', () => {
   it('a command past its launch with no replacement recorded is rolled back before any eviction', async () => {
     const w = await start();

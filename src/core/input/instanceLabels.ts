@@ -82,5 +82,7 @@ export function deriveInstanceLabels(instanceType: string, capacity: Resources):
 
 /** Derived labels overlaid with the catalog's own. */
 export function instanceLabels(instanceType: string, capacity: Resources, explicit: Labels): Labels {
-  return { ...deriveInstanceLabels(instanceType, capacity), ...explicit };
+  // The same keys, order and values as `{ ...derived, ...explicit }` (the derived object is our own),
+  // at a fraction of the cost: this runs for every type of the bundled catalog on each start.
+  return Object.assign(deriveInstanceLabels(instanceType, capacity), explicit);
 }
