@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { executePlan, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
 import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { FAST, KARPENTER_NODE_LABELS, T0, events, evictions, karpenterPassResult, nodeSpec, passResult, replaceDecision, startWorld, type World, type WorldOptions } from './harness.ts';
+import { FAST, KARPENTER_NODE_LABELS, T0, deleteDecision, events, evictions, instanceIdOf, karpenterPassResult, nodeSpec, passResult, replaceDecision, startWorld, type World, type WorldOptions } from './harness.ts';
 
 const OLD = 'ip-10-1-1-7.ec2.internal';
 const NEW = 'ip-10-9-9-9.ec2.internal';
@@ -409,5 +409,26 @@ describe('the order of a drain', () => {
     const second = await resumeCommands(w.deps(MINUTE), FAST);
     expect(second.commands[0]).toMatchObject({ step: 'done', evicted: 3 });
     expect(evictions(w.api).filter((e) => e.status === 201).map((e) => e.pod)).toEqual(['default/big-1', 'default/small-1', 'default/small-2']);
+  });
+});
+
+describe('what the report and the events say about the old nodes', () => {
+  it('an old node whose instance someone else already terminated: retired, but not reported as terminated by this command', async () => {
+    const w = await start([kubeNode(OLD)]);
+    w.ec2.instances.get(instanceIdOf(OLD))!.state = 'terminated';
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'done', terminatedInstances: [] });
+    expect(w.api.store.get('Node', OLD)).toBeUndefined();
+  });
+
+  it('an eviction refused on the second old node: the event is on that node, listing the refused pods in order', async () => {
+    const OLD2 = 'ip-10-2-1-8.ec2.internal';
+    const w = await start([kubeNode(OLD), kubePod('default', 'web-1', { node: OLD }), kubeNode(OLD2), kubePod('default', 'web-9', { node: OLD2 }), kubePod('default', 'web-8', { node: OLD2 })]);
+    w.api.fail({ method: 'POST', path: /\/pods\/web-[89]\/eviction$/, status: 500, message: 'etcd is having a bad day', times: Infinity });
+    const report = await executePlan(passResult([deleteDecision([OLD, OLD2], 'multi-node')]), w.deps(30_000), { ...FAST, maxWaitMs: 0 });
+    expect(report.commands[0]).toMatchObject({ step: 'evicting', evicted: 1 });
+    const refused = events(w.api, 'DisruptionBlocked').filter((e) => e.message.includes('Eviction API refuses'));
+    expect(refused.map((e) => [e.node, e.type])).toEqual([[OLD2, 'Warning']]);
+    expect(refused[0]!.message).toMatch(/^Cannot drain the node yet: the Eviction API refuses default\/web-8 \(.*\), default\/web-9 \(.*\); retrying until the drain timeout/);
   });
 });

@@ -83,13 +83,25 @@ function tooDeep(): InputError {
 
 /** Fails when any value nests deeper than MAX_NESTING_DEPTH (iteratively: deep input must not blow the stack). */
 function checkDepth(documents: readonly unknown[]): void {
-  const stack: { value: unknown; depth: number }[] = documents.map((value) => ({ value, depth: 1 }));
-  while (stack.length > 0) {
-    const { value, depth } = stack.pop()!;
-    if (typeof value !== 'object' || value === null) continue;
+  // Two stacks side by side, and the children visited in place: this walks every object of every
+  // input (some 15,000 in the bundled catalog alone) on each run, so it allocates nothing per object.
+  const values: object[] = [];
+  const depths: number[] = [];
+  const push = (child: unknown, depth: number): void => {
+    if (typeof child !== 'object' || child === null) return;
     if (depth > MAX_NESTING_DEPTH) throw tooDeep();
-    for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: depth + 1 });
+    values.push(child);
+    depths.push(depth);
+  };
+  for (const document of documents) push(document, 1);
+  while (values.length > 0) {
+    const value = values.pop()!;
+    const depth = depths.pop()! + 1;
+    if (Array.isArray(value)) {
+      for (const child of value) push(child, depth);
+    } else {
+      // for-in reads the object's own keys without making an array of them (hasOwn: as Object.keys would).
+      for (const key in value) if (Object.hasOwn(value, key)) push((value as Record<string, unknown>)[key], depth);
     }
   }
 }

@@ -46,19 +46,36 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
   let slack = n;
   let artificial = n + slackCount;
   const artificialStart = n + slackCount;
+  // Each row's non-zero columns at the start (the buffer starts as zeros; the rows are mostly zeros), so
+  // that only they are written here and subtracted for phase 1 below.
+  const startColumns: number[][] = [];
   for (const [i, r] of rows.entries()) {
     const row = buffer.subarray(i * (width + 1), (i + 1) * (width + 1));
-    for (let j = 0; j < n; j++) row[j] = r.coefficients[j] ?? 0;
+    const used: number[] = [];
+    for (let j = 0; j < n; j++) {
+      const v = r.coefficients[j] ?? 0;
+      if (v !== 0) {
+        row[j] = v;
+        used.push(j);
+      }
+    }
     row[width] = r.rhs;
+    used.push(width);
     if (r.sense === '<=') {
+      used.push(slack);
       row[slack] = 1;
       basis.push(slack++);
     } else {
-      if (r.sense === '>=') row[slack++] = -1;
+      if (r.sense === '>=') {
+        used.push(slack);
+        row[slack++] = -1;
+      }
+      used.push(artificial);
       row[artificial] = 1;
       basis.push(artificial++);
     }
     tableau.push(row);
+    startColumns.push(used);
   }
 
   const iterate = (objective: Float64Array, allowed: number): 'optimal' | 'unbounded' | 'stalled' => {
@@ -100,7 +117,12 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
   if (artificialCount > 0) {
     const phase1 = new Float64Array(width + 1);
     for (let j = artificialStart; j < width; j++) phase1[j] = 1;
-    for (let i = 0; i < m; i++) if (basis[i]! >= artificialStart) subtractRow(phase1, tableau[i]!, 1);
+    // Minus every row whose basis is an artificial: the other columns of the row are zeros.
+    for (let i = 0; i < m; i++) {
+      if (basis[i]! < artificialStart) continue;
+      const row = tableau[i]!;
+      for (const j of startColumns[i]!) phase1[j] = phase1[j]! - row[j]!;
+    }
     const status = iterate(phase1, width);
     if (status !== 'optimal' || -phase1[width]! > 1e-7 * Math.max(1, ...rows.map((r) => Math.abs(r.rhs)))) return { status: 'infeasible' };
     // An artificial left basic at zero is pivoted out on any real column of its row (or the row is redundant).

@@ -53,7 +53,10 @@ export class TypeCatalog {
       if (offerings.length === 0) continue;
       const labels = completeLabels(type);
       const requirements = new Map<string, KeyRequirement>();
-      for (const [key, value] of Object.entries(labels)) {
+      // for-in over the labels' own keys, in Object.entries' order, without an array per label.
+      for (const key in labels) {
+        if (!Object.hasOwn(labels, key)) continue;
+        const value = labels[key]!;
         this.typeLabelKeys.add(key);
         let requirement = inValue.get(value);
         if (!requirement) inValue.set(value, (requirement = valuesIn([value])));
