@@ -432,3 +432,39 @@ describe('what the report and the events say about the old nodes', () => {
     expect(refused[0]!.message).toMatch(/^Cannot drain the node yet: the Eviction API refuses default\/web-8 \(.*\), default\/web-9 \(.*\); retrying until the drain timeout/);
   });
 });
+
+describe('machines that come back under the same name', () => {
+  it('an old node whose kubelet registers it again after its retirement is deleted again (same instance, new uid)', async () => {
+    const w = await start([kubeNode(OLD)]);
+    let registered = false;
+    w.api.afterRequest((r) => {
+      if (registered || r.method !== 'DELETE' || r.path !== `/api/v1/nodes/${OLD}`) return;
+      registered = true;
+      const node = kubeNode(OLD);
+      w.api.store.put({ ...node, metadata: { ...(node['metadata'] as object), uid: 'uid-registered-again' } });
+    });
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(report.commands[0]).toMatchObject({ step: 'done' });
+    expect(registered).toBe(true);
+    expect(w.api.store.get('Node', OLD)).toBeUndefined();
+  });
+
+  it('another machine under an old node\'s name between the look and the taint is not tainted', async () => {
+    const w = await start([kubeNode(OLD)]);
+    // The third read of the node (after the command's start and its identity check: the read the taint
+    // is written on) finds another machine.
+    let reads = 0;
+    w.api.beforeRequest((r) => {
+      if (r.method !== 'GET' || r.path !== `/api/v1/nodes/${OLD}`) return;
+      reads += 1;
+      if (reads === 3) w.api.store.put({ ...kubeNode(OLD), metadata: { ...(kubeNode(OLD)['metadata'] as object), uid: 'uid-another-machine' }, spec: { providerID: 'aws:///us-east-1a/i-0another' } });
+    });
+    const report = await executePlan(passResult([deleteDecision([OLD])]), w.deps(MINUTE), FAST);
+    expect(reads).toBeGreaterThanOrEqual(3);
+    expect(nodeSpec(w.api, OLD)?.taints ?? []).toEqual([]);
+    expect(nodeSpec(w.api, OLD)?.unschedulable).toBeUndefined();
+    expect(w.ec2.terminateCalls).toEqual([]);
+    expect(w.api.store.get('Node', OLD)).toBeDefined();
+    expect(report.commands[0]!.step).toBe('done');
+  });
+});
