@@ -468,3 +468,32 @@ describe('machines that come back under the same name', () => {
     expect(report.commands[0]!.step).toBe('done');
   });
 });
+
+describe('a command whose pass loses its lease', () => {
+  it('writes nothing more once the lease is lost (another pass may hold the command now)', async () => {
+    const w = await start();
+    // The lease is checked (and renewed) before every step; it is lost once the first pod is evicted,
+    // in the middle of the eviction round.
+    let lost = false;
+    w.api.afterRequest((r) => {
+      if (r.method === 'POST' && r.path.endsWith('/eviction')) lost = true;
+    });
+    let writesAfterLoss = 0;
+    const store = new Proxy(w.store, {
+      get(target, property) {
+        if (property === 'putCommand') {
+          return async (...args: Parameters<typeof target.putCommand>) => {
+            if (lost) writesAfterLoss += 1;
+            return target.putCommand(...args);
+          };
+        }
+        const value = Reflect.get(target, property) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const report = await executePlan(passResult([deleteDecision([OLD], 'single-node')]), w.deps(10 * MINUTE, { store, renewLease: async () => !lost }), { ...FAST, leaseRenewEveryMs: 0 });
+    expect(report.commands[0]).toMatchObject({ stoppedBecause: 'lease', evicted: 1 });
+    expect(evictions(w.api)).toHaveLength(1);
+    expect(writesAfterLoss).toBe(0);
+  });
+});
