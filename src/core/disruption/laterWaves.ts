@@ -232,7 +232,8 @@ export function projectLaterWaves(input: PassInput, first: PassOutcome, limits: 
 export function withExpectedDestinations(decisions: readonly Decision[], destinations: readonly Readonly<Record<string, string>>[]): Decision[] {
   return decisions.map((d, i) => {
     const placed = destinations[i];
-    return placed === undefined ? d : { ...d, expectedDestinations: placed };
+    // A decision that moves no pod has nothing to say.
+    return placed === undefined || d.evictedPods.length === 0 ? d : { ...d, expectedDestinations: placed };
   });
 }
 
