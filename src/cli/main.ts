@@ -17,7 +17,7 @@ import { defaultNodePool } from '../core/input/nodePools.ts';
 import { parseTimestamp } from '../core/input/time.ts';
 import { shiftClusterTimes } from '../core/model/shiftTimes.ts';
 import { readClusterStdin, STDIN } from './stdin.ts';
-import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH, renderTable } from './table.ts';
+import { renderTable, tableWidthFor } from './table.ts';
 import { packageVersion } from './version.ts';
 import { parsePreferencePolicy } from '../core/scheduling/preferences.ts';
 import { replayCommand } from './replay.ts';
@@ -262,8 +262,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         wide: format === 'wide' || values.wide === true,
         showMoves: values['show-moves'] === true,
         color: !noColor && (color === 'always' || (color === 'auto' && io.isTTY === true)),
-        // A terminal narrower than the default gets a narrower table; a wider one keeps 120 (--wide for more).
-        width: Math.max(MIN_TABLE_WIDTH, Math.min(DEFAULT_TABLE_WIDTH, io.isTTY === true && io.columns ? io.columns : DEFAULT_TABLE_WIDTH)),
+        width: tableWidthFor(io),
       }),
     );
   }

@@ -22,7 +22,7 @@ import { readLedger } from './ledgerSource.ts';
 import type { CliIo } from './main.ts';
 import { renderReplayHtml } from './replayHtml.ts';
 import { renderReplayTable } from './replayTable.ts';
-import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH } from './table.ts';
+import { tableWidthFor } from './table.ts';
 
 export const REPLAY_USAGE = `usage: eks-consolidator replay [--cluster FILE] [--catalog FILE] [--config FILE | --compare A.yaml B.yaml ...]
                               [--passes N] [--interval 5m] [--launch-delay 90s] [--now ISO8601]
@@ -171,8 +171,8 @@ export async function replayCommand(args: readonly string[], io: CliIo): Promise
 }
 
 async function emit(report: ReplayReport, format: string, out: string | undefined, io: CliIo, wide: boolean): Promise<void> {
-  // The plan table's width rule: 120 columns, or a narrower terminal's; a file gets 120.
-  const width = Math.max(MIN_TABLE_WIDTH, Math.min(DEFAULT_TABLE_WIDTH, out === undefined && io.isTTY === true && io.columns ? io.columns : DEFAULT_TABLE_WIDTH));
+  // The plan table's width rule; a file is not a terminal.
+  const width = tableWidthFor(out === undefined ? io : {});
   const text = format === 'table' ? renderReplayTable(report, { wide, width }) : format === 'html' ? renderReplayHtml(report) : `${JSON.stringify(report, null, 2)}\n`;
   if (out === undefined) io.stdout(text);
   else {

@@ -3,7 +3,7 @@
 // a count; `--wide` cuts nothing.
 import type { ReplayReport } from '../core/replay/report.ts';
 import { fallbackNote, grid, listWithCount, painter, wrap, type Cell, type Column, type Fallback } from './layout.ts';
-import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH, sharedSuffix } from './table.ts';
+import { DEFAULT_TABLE_WIDTH, MIN_TABLE_WIDTH, nodeNameShortener } from './table.ts';
 
 const money = (n: number, digits = 4) => `$${n.toFixed(digits)}`;
 
@@ -82,8 +82,7 @@ export function renderReplayTable(report: ReplayReport, options: ReplayTableOpti
   out.push(...lines('REGRET: replacements disrupted again within 30 minutes of their launch. SAVED: against the baseline.'));
 
   const names = report.configs.flatMap((c) => c.decisions.flatMap((d) => d.nodes));
-  const suffix = wide ? '' : sharedSuffix(names);
-  const short = (name: string) => (suffix !== '' && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name);
+  const { suffix, short } = nodeNameShortener(names, wide);
   const time = timeOf(report);
   if (suffix !== '' && report.configs.some((c) => c.decisions.length > 0)) out.push('', ...lines(`node names are shown without ${suffix} (--wide shows them whole)`));
   for (const c of report.configs) {

@@ -82,7 +82,24 @@ const OUTCOME_STYLE: Record<Outcome, Style | undefined> = { delete: 'red', repla
  * The DNS suffix every node name shares (`.ec2.internal`, `.us-west-2.compute.internal`): left out of
  * the narrow table, where it costs 13-27 columns and tells nothing apart.
  */
-export function sharedSuffix(names: readonly string[]): string {
+/**
+ * Shortens node names by the DNS suffix they all share (none when `wide`): what the narrow tables show,
+ * and the suffix they say was left out ('' when nothing is).
+ */
+export function nodeNameShortener(names: readonly string[], wide: boolean): { suffix: string; short: (name: string) => string } {
+  const suffix = wide ? '' : sharedSuffix(names);
+  return { suffix, short: (name) => (suffix !== '' && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name) };
+}
+
+/**
+ * The width a table gets: 120 columns, or a terminal's when it is narrower (a wider one keeps 120:
+ * --wide for more); never below the minimum.
+ */
+export function tableWidthFor(terminal: { readonly isTTY?: boolean; readonly columns?: number }): number {
+  return Math.max(MIN_TABLE_WIDTH, Math.min(DEFAULT_TABLE_WIDTH, terminal.isTTY === true && terminal.columns ? terminal.columns : DEFAULT_TABLE_WIDTH));
+}
+
+function sharedSuffix(names: readonly string[]): string {
   if (names.length === 0) return '';
   const suffixes = names.map((n) => (n.includes('.') ? n.slice(n.indexOf('.')) : ''));
   return suffixes.every((s) => s === suffixes[0]) ? suffixes[0]! : '';
@@ -193,8 +210,7 @@ export function renderTable(plan: Plan, options: TableOptions = {}): string {
   const wide = options.wide === true;
   const width = wide ? Number.POSITIVE_INFINITY : Math.max(MIN_TABLE_WIDTH, options.width ?? DEFAULT_TABLE_WIDTH);
   const paint = painter(options.color === true);
-  const suffix = wide ? '' : sharedSuffix(plan.nodes.map((n) => n.name));
-  const short = (name: string) => (suffix !== '' && name.endsWith(suffix) ? name.slice(0, -suffix.length) : name);
+  const { suffix, short } = nodeNameShortener(plan.nodes.map((n) => n.name), wide);
   const out: string[] = [];
 
   out.push(paint('bold', `eks-consolidator plan at ${plan.evaluatedAt}${plan.dryRun ? ' (dry run: nothing is changed)' : ''}`));
@@ -359,7 +375,9 @@ function decisionDetail(d: Decision, layout: Layout & { showMoves: boolean }): s
       const planned = d.podDestinations?.[pod];
       const to = expected === undefined ? planned : expected[pod];
       if (expected !== undefined && to !== undefined && planned !== undefined && to !== planned) elsewhere += 1;
-      const key = to === undefined ? (expected === undefined ? 'unknown' : 'no node (would stay Pending)') : /^(wave\d+-)?replacement-/.test(to) ? `${to} (new node)` : short(to);
+      let key: string;
+      if (to === undefined) key = expected === undefined ? 'unknown' : 'no node (would stay Pending)';
+      else key = to.startsWith('replacement-') ? `${to} (new node)` : short(to);
       byDestination.set(key, [...(byDestination.get(key) ?? []), pod]);
     }
     let first = true;

@@ -37,7 +37,8 @@ import { KarpenterTerminationFinalizer, kubeNode, startFakeKubeApi, type FakeKub
 import { attachKarpenter, type FakeKarpenter, type FakeKarpenterOptions } from '../support/fakeKarpenter.ts';
 import { KubeNodeClaims } from '../../src/adapters/kubernetes/nodeClaims.ts';
 import type { PoolActuator } from '../../src/core/plan.ts';
-import { uniqueTableName, type LocalDynamo } from '../support/dynalite.ts';
+import { startDynalite, uniqueTableName, type LocalDynamo } from '../support/dynalite.ts';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const T0 = Date.parse('2026-11-21T12:00:00Z');
 
@@ -541,6 +542,31 @@ export async function startWorld(db: LocalDynamo, given: readonly unknown[], opt
     close: async () => {
       ec2.restore();
       await api.close();
+    },
+  };
+}
+
+/**
+ * One dynalite for the test file and at most one world per test, closed after it: registers the
+ * vitest hooks, so a file calls it once at its top level.
+ */
+export function useWorlds(): { start(objects: readonly unknown[], options?: WorldOptions): Promise<World> } {
+  let db: LocalDynamo | undefined;
+  let world: World | undefined;
+  beforeAll(async () => {
+    db = await startDynalite();
+  });
+  afterAll(async () => {
+    await db?.stop();
+  });
+  afterEach(async () => {
+    await world?.close();
+    world = undefined;
+  });
+  return {
+    async start(objects, options = {}) {
+      world = await startWorld(db!, objects, options);
+      return world;
     },
   };
 }

@@ -2,29 +2,17 @@
 // them (commandRunner.ts): several replacements launched over several passes, what the record keeps
 // about each (its instance, when the first was launched), what the events and notes say about which
 // replacement of how many, which ones were late, and the proof before the first eviction made once.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { executePlan, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import { kubeDaemonSet, kubeNode, kubePod } from '../support/fakeKubeApi.ts';
-import { startDynalite, type LocalDynamo } from '../support/dynalite.ts';
-import { FAST, KARPENTER_NODE_LABELS, T0, deleteDecision, events, evictions, instanceIdOf, karpenterPassResult, nodeSpec, passResult, replaceDecision, startWorld, type World, type WorldOptions } from './harness.ts';
+import { FAST, KARPENTER_NODE_LABELS, T0, deleteDecision, events, evictions, instanceIdOf, karpenterPassResult, nodeSpec, passResult, replaceDecision, useWorlds, type World, type WorldOptions } from './harness.ts';
 
 const OLD = 'ip-10-1-1-7.ec2.internal';
 const NEW = 'ip-10-9-9-9.ec2.internal';
 const NEW2 = 'ip-10-9-9-8.ec2.internal';
 const MINUTE = 60_000;
 
-let db: LocalDynamo;
-let world: World | undefined;
-beforeAll(async () => {
-  db = await startDynalite();
-});
-afterAll(async () => {
-  await db.stop();
-});
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = useWorlds();
 
 const oldNode = (labels?: Record<string, string>) => [
   kubeNode(OLD, labels === undefined ? {} : { labels }),
@@ -32,9 +20,8 @@ const oldNode = (labels?: Record<string, string>) => [
   kubePod('default', 'web-2', { node: OLD }),
 ];
 
-async function start(objects: readonly unknown[] = oldNode(), options: WorldOptions = {}): Promise<World> {
-  world = await startWorld(db, [kubeDaemonSet('kube-system', 'aws-node'), ...objects], options);
-  return world;
+function start(objects: readonly unknown[] = oldNode(), options: WorldOptions = {}): Promise<World> {
+  return worlds.start([kubeDaemonSet('kube-system', 'aws-node'), ...objects], options);
 }
 
 /** A move of OLD into two new nodes (an m-to-n repack). */
