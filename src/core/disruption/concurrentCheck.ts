@@ -10,7 +10,8 @@
 // any of them leaves a pod Pending under is cut:
 //   - the deletes' pods first, in decision order (a delete evicts at once, before any new node is Ready);
 //   - then the replacements' commands, each new node Ready only when its own command drains, commands in
-//     decision order, in reverse and in two seeded shuffled orders;
+//     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
+//     order, and also smallest first or shuffled (a controller recreates them in no fixed order);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread
 //     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
 //     turns between commands, and in the per-move check's orders (largest first, smallest first,
@@ -102,20 +103,34 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   const replaces = byDecision.filter((i) => laidOut.added[i]!.nodes.length > 0);
   // A delete evicts as soon as its command starts, long before any new node is Ready: its pods go first.
   const deletePods = deletes.flatMap((i) => queueOrder(laidOut.evicted[i]!));
-  const ownReady = (name: string, order: readonly number[]): Order => {
-    const pods: Pod[] = [...deletePods];
+  // Within one command the pods come back in whatever order their controllers recreate them: besides the
+  // queue's order, smallest first (small pods spread over the emptiest nodes before the large ones come,
+  // the order most likely to leave a large pod without room) and shuffled.
+  const withinCommand = {
+    queue: queueOrder,
+    smallestFirst: (pods: readonly Pod[]) => bindingOrders(pods)[1]!,
+    shuffled: (pods: readonly Pod[]) => bindingOrders(pods)[2]!,
+  };
+  const ownReady = (name: string, order: readonly number[], within: (pods: readonly Pod[]) => Pod[] = withinCommand.queue): Order => {
+    const pods: Pod[] = deletes.flatMap((i) => within(laidOut.evicted[i]!));
     const availableFrom = new Map<string, number>();
     for (const index of order) {
       for (const node of laidOut.added[index]!.nodes) availableFrom.set(node.name, pods.length);
-      pods.push(...queueOrder(laidOut.evicted[index]!));
+      pods.push(...within(laidOut.evicted[index]!));
     }
     return { name, pods, availableFrom };
   };
-  const orders: Order[] = [ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces)];
+  const orders: Order[] = [
+    ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
+    ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, withinCommand.smallestFirst),
+  ];
   if (replaces.length === 0) return orders;
   orders.push(
     ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
     ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed))),
+    ...RANDOM_SEEDS.map((seed) =>
+      ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), withinCommand.shuffled),
+    ),
   );
   // Every new node Ready before the replacements' commands drain (after the deletes' pods are bound).
   const perDecision = replaces.map((i) => queueOrder(laidOut.evicted[i]!));

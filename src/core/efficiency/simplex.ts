@@ -20,9 +20,13 @@ export interface LinearProgram {
 export type LinearSolution =
   | { readonly status: 'optimal'; readonly objective: number; readonly x: readonly number[] }
   | { readonly status: 'infeasible' }
-  | { readonly status: 'unbounded' };
+  | { readonly status: 'unbounded' }
+  /** Not solved within the iteration limit: no answer, never a wrong one (the caller gives no figure). */
+  | { readonly status: 'stalled' };
 
 const EPS = 1e-9;
+/** The smallest entry a pivot is taken on. */
+const PIVOT_EPS = 1e-7;
 /** Degenerate pivots in a row before Bland's rule takes over. */
 const BLAND_AFTER = 50;
 
@@ -98,9 +102,15 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
       let best = Number.POSITIVE_INFINITY;
       for (let i = 0; i < m; i++) {
         const a = tableau[i]![entering]!;
-        if (a <= EPS) continue;
-        const ratio = tableau[i]![width]! / a;
-        if (ratio < best - EPS || (Math.abs(ratio - best) <= EPS && basis[i]! < basis[leaving]!)) {
+        // A pivot on a near-zero entry multiplies the rounding errors of every row by its inverse: after
+        // a few thousand such pivots the tableau no longer describes the problem and the solve wanders.
+        if (a <= PIVOT_EPS) continue;
+        // A right-hand side a rounding error took just below zero is zero.
+        const ratio = Math.max(0, tableau[i]![width]!) / a;
+        const tie = Math.abs(ratio - best) <= EPS;
+        // Among tied rows: Bland's lowest index (so it cannot cycle), else the largest pivot (the most
+        // accurate one).
+        if (ratio < best - EPS || (tie && (bland ? basis[i]! < basis[leaving]! : a > tableau[leaving]![entering]!))) {
           best = ratio;
           leaving = i;
         }
@@ -124,6 +134,7 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
       for (const j of startColumns[i]!) phase1[j] = phase1[j]! - row[j]!;
     }
     const status = iterate(phase1, width);
+    if (status === 'stalled') return { status: 'stalled' };
     if (status !== 'optimal' || -phase1[width]! > 1e-7 * Math.max(1, ...rows.map((r) => Math.abs(r.rhs)))) return { status: 'infeasible' };
     // An artificial left basic at zero is pivoted out on any real column of its row (or the row is redundant).
     for (let i = 0; i < m; i++) {
@@ -145,7 +156,7 @@ export function solveLinearProgram(lp: LinearProgram, maxIterations = 50_000): L
   }
   const status = iterate(objective, artificialStart);
   if (status === 'unbounded') return { status: 'unbounded' };
-  if (status === 'stalled') throw new Error(`simplex did not finish in ${maxIterations} iterations`);
+  if (status === 'stalled') return { status: 'stalled' };
   const x = new Array<number>(n).fill(0);
   for (let i = 0; i < m; i++) if (basis[i]! < n) x[basis[i]!] = tableau[i]![width]!;
   const value = x.reduce((sum, v, j) => sum + v * lp.costs[j]!, 0);

@@ -50,6 +50,13 @@ export class NewNode implements NewNodeDomains {
   usedCpu = 0;
   usedMemory = 0;
   usedPods = 0;
+  /**
+   * Room kept free once the node holds a pod (cost-efficient sizing): as much cpu and memory as the
+   * largest moved pod asks, so that kube-scheduler, which spreads pods rather than packing them, still
+   * finds room for it in whatever order the pods come.
+   */
+  reserveCpu = 0;
+  reserveMemory = 0;
   readonly usedOther = new Map<string, number>();
   readonly ports: PortUse[];
   private readonly domainCache = new Map<string, readonly string[] | undefined>();
@@ -151,7 +158,7 @@ export class NewNode implements NewNodeDomains {
 
   private fits(option: NodeOption, p: PreparedPod): boolean {
     const t = option.poolType;
-    if (t.roomCpu < this.usedCpu + p.cpu || t.roomMemory < this.usedMemory + p.memory || t.roomPods < this.usedPods + 1) {
+    if (t.roomCpu - this.reserveCpu < this.usedCpu + p.cpu || t.roomMemory - this.reserveMemory < this.usedMemory + p.memory || t.roomPods < this.usedPods + 1) {
       return false;
     }
     for (const [key, value] of p.other) {

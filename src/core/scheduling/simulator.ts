@@ -19,6 +19,7 @@ import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
 import { labelsMatchAlternatives } from './nodeAffinity.ts';
 import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
+import { costEfficientOptions, type DemandMix } from './costEfficientTypes.ts';
 import { Namespaces, PodIndex } from './podIndex.ts';
 import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
 import { Stage, volumeHostsSentence } from './reasons.ts';
@@ -115,6 +116,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
   const placements: Placement[] = [];
   const unschedulable: UnschedulablePod[] = [];
   const prepared = request.pods.map(shared.prepare);
+  const sizing = request.costEfficientNewNodes && maxNewNodes > 0 ? { efficiency: request.costEfficientNewNodes, mix: demandMix(prepared) } : undefined;
   const ordered = request.podOrder === 'as-given' ? prepared : prepared.sort(comparePods);
   let joining: Int32Array | undefined;
   if (request.availableFrom && request.availableFrom.size > 0) {
@@ -157,7 +159,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
       return true;
     }
     if (state.newNodes.length >= maxNewNodes) return false;
-    const opened = openNewNode(shared, state, pools, step, attempt, request.newNodeTypes);
+    const opened = openNewNode(shared, state, pools, step, attempt, request.newNodeTypes, sizing);
     if (!opened.node) return false;
     state.newNodes.push(opened.node);
     state.placeOnNew(step, opened.node);
@@ -203,7 +205,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
       if (state.newNodes.length >= maxNewNodes) {
         newNodeReason = `no further new node may be planned (at most ${maxNewNodes})`;
       } else {
-        const opened = openNewNode(shared, state, pools, p, attempt, request.newNodeTypes);
+        const opened = openNewNode(shared, state, pools, p, attempt, request.newNodeTypes, sizing);
         if (opened.node) {
           state.newNodes.push(opened.node);
           state.placeOnNew(p, opened.node);
@@ -506,6 +508,21 @@ function withinLimits(capacity: Readonly<Record<string, number>>, remaining: Rea
   return true;
 }
 
+/** What the pods of a simulation ask in all (the proportion cost-efficient sizing weighs types in). */
+function demandMix(pods: readonly PreparedPod[]): DemandMix {
+  let cpuMillis = 0;
+  let memoryBytes = 0;
+  let largestCpuMillis = 0;
+  let largestMemoryBytes = 0;
+  for (const p of pods) {
+    cpuMillis += p.cpu;
+    memoryBytes += p.memory;
+    largestCpuMillis = Math.max(largestCpuMillis, p.cpu);
+    largestMemoryBytes = Math.max(largestMemoryBytes, p.memory);
+  }
+  return { cpuMillis, memoryBytes, largestCpuMillis, largestMemoryBytes };
+}
+
 /** Opens a new node for `p` from the first pool that can take it, or says why none can. */
 function openNewNode(
   shared: Shared,
@@ -514,6 +531,7 @@ function openNewNode(
   p: PreparedPod,
   attempt: TopologyAttempt | undefined,
   typeFilter: SimulationRequest['newNodeTypes'],
+  sizing: { readonly efficiency: NonNullable<SimulationRequest['costEfficientNewNodes']>; readonly mix: DemandMix } | undefined,
 ): { node?: NewNode; reason: string } {
   if (pools.length === 0) return { reason: 'no NodePool may launch new nodes' };
   const failures: { stage: Stage; reason: string }[] = [];
@@ -534,7 +552,13 @@ function openNewNode(
     const node = new NewNode(state.newNodes.length, pool, shared.catalog, options);
     const evaluation = node.evaluate(p, attempt, state);
     if (evaluation.ok) {
+      // Sized for cost: of the types that can take this first pod, only the cheapest per unit stay.
+      if (sizing) evaluation.draft.options = costEfficientOptions(evaluation.draft.options, sizing.mix, sizing.efficiency);
       node.commit(p, evaluation.draft);
+      if (sizing) {
+        node.reserveCpu = sizing.mix.largestCpuMillis;
+        node.reserveMemory = sizing.mix.largestMemoryBytes;
+      }
       return { node, reason: '' };
     }
     if (evaluation.stage <= Stage.Resources && overLimit.length > 0) {

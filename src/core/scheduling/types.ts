@@ -18,6 +18,13 @@ export interface SimulatorInput {
   readonly catalog: Catalog;
 }
 
+/** How `costEfficientNewNodes` prices a type (the launch price of its offerings) and how much slack it allows. */
+export interface NewNodeEfficiency {
+  readonly pricePerHour: (offerings: readonly Offering[]) => number;
+  /** 0.15: a type up to 15% dearer per unit than the cheapest may still be chosen. */
+  readonly tolerance: number;
+}
+
 export interface SimulationRequest {
   /** Nodes treated as gone: they receive no pods and their pods do not count for affinity/spread. */
   readonly excludedNodes: ReadonlySet<string>;
@@ -46,6 +53,13 @@ export interface SimulationRequest {
   readonly podOrder?: 'largest-first' | 'as-given';
   /** Instance types a new node may be (default: all the pools allow); e.g. a size or price cap. */
   readonly newNodeTypes?: (type: InstanceType, offerings: readonly Offering[]) => boolean;
+  /**
+   * Size new nodes for cost instead of for room: each new node may only be a type whose price per unit
+   * of what the request's pods ask (their cpu and memory in proportion) is within `tolerance` of the
+   * cheapest per unit among the types that could take its first pod. Default (absent): as Karpenter,
+   * a new node takes every type the pool allows and keeps taking pods while one of them has room.
+   */
+  readonly costEfficientNewNodes?: NewNodeEfficiency;
   /**
    * Existing nodes that join part-way (with `podOrder: 'as-given'` and `least-allocated`): node name ->
    * position in `pods` of the first pod that may be placed there (a replacement that is Ready only when

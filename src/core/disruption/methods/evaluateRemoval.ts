@@ -13,6 +13,7 @@ import { chooseReplacements } from '../replacement.ts';
 import { checkSavings } from '../savingsThreshold.ts';
 import { bothFilters, boundedTypes, describeBound, type TypeFilter } from '../sizeBound.ts';
 import type { PassView, Proposal } from './types.ts';
+import { COST_EFFICIENT_SIZING } from './costEfficient.ts';
 
 export type RemovalVerdict =
   | { readonly ok: true; readonly proposal: Proposal }
@@ -23,6 +24,8 @@ export interface RemovalOptions {
   readonly maxNewNodes?: number;
   /** A further restriction on the new nodes' types (the split's price cap). */
   readonly newNodeTypes?: TypeFilter;
+  /** Size new nodes for cost, not room (methods/costEfficient.ts). */
+  readonly costEfficient?: boolean;
   /** Set by the m-to-n repack, so a move its Balanced score refuses is reported as one. */
   readonly move?: 'm-to-n';
 }
@@ -55,6 +58,7 @@ export function evaluateRemoval(
     maxNewNodes,
     stopAtFirstFailure: true,
     newNodeTypes,
+    ...(options.costEfficient ? { costEfficientNewNodes: COST_EFFICIENT_SIZING } : {}),
   });
   if (!full.allScheduled) {
     const first = full.unschedulable[0]!;
@@ -64,7 +68,14 @@ export function evaluateRemoval(
     // Pods are placed largest first, so a candidate's pod may be the one left over when pending pods
     // took the room: say that it is the pending pods' room, when without them the move would fit.
     if (pending.length > 0) {
-      const alone = view.simulator.simulate({ excludedNodes: new Set(candidates.map((c) => c.node.name)), pods, maxNewNodes, stopAtFirstFailure: true, newNodeTypes });
+      const alone = view.simulator.simulate({
+        excludedNodes: new Set(candidates.map((c) => c.node.name)),
+        pods,
+        maxNewNodes,
+        stopAtFirstFailure: true,
+        newNodeTypes,
+        ...(options.costEfficient ? { costEfficientNewNodes: COST_EFFICIENT_SIZING } : {}),
+      });
       if (alone.allScheduled) {
         const names = pending.slice(0, 3).map(podKey).join(', ');
         return { ok: false, reason: `its pods fit elsewhere only in the room that pending pod(s) ${names}${pending.length > 3 ? ', ...' : ''} need, which would leave a pending pod with nowhere to run` };
