@@ -84,3 +84,35 @@ describe('a merge with no slack: it holds in one binding order only', () => {
     }
   });
 });
+
+describe('two deletes evicted together: small pods spread before the large one comes', () => {
+  const large = { instanceType: 'm5.large', allocatable: { cpu: 1930, memory: 6903 * Mi, pods: 29 }, capacity: { cpu: 2000, memory: 8192 * Mi, pods: 29 } };
+  const pinned = { 'karpenter.sh/do-not-disrupt': 'true' };
+  /**
+   * keep2 (an m5.xlarge) has 1000m free, keep1 `keep1FreeMillis`. d1 (an m5.large) holds a 1000m pod, d2
+   * two 500m pods. Each delete alone holds in every order. Together, both evict at once: bound smallest
+   * first, the 500m pods spread over the keep nodes (least allocated first), and with 1000m free on keep1
+   * the 1000m pod then fits on neither; with 1500m free it still does.
+   */
+  function twoDeletes(keep1FreeMillis: number) {
+    const nodes = [node({ name: 'keep1', ...xlarge }), node({ name: 'keep2', ...xlarge }), node({ name: 'd1', ...large }), node({ name: 'd2', ...large })];
+    const pods = [
+      ...on('keep1', pod({ name: 'k1', requests: cpu(3920 - keep1FreeMillis), annotations: pinned })),
+      ...on('keep2', pod({ name: 'k2', requests: cpu(2920), annotations: pinned })),
+      ...on('d1', pod({ name: 'd1-1000', requests: cpu(1000) })),
+      ...on('d2', pod({ name: 'd2-a', requests: cpu(500) }), pod({ name: 'd2-b', requests: cpu(500) })),
+    ];
+    return plan(nodes, pods, [nodePool()], ['single-node']);
+  }
+
+  it.each([
+    ['1000m free on each keep node: in some order the 1000m pod finds no room, the second delete is cut', 1000, 1],
+    ['1500m free on keep1: every order leaves room for it, both deletes are kept', 1500, 2],
+  ] as const)('%s', (_name, keep1FreeMillis, kept) => {
+    const out = twoDeletes(keep1FreeMillis);
+    expect(out.decisions.filter((d) => d.action === 'delete')).toHaveLength(kept);
+    if (kept === 2) return;
+    const cutNode = ['d1', 'd2'].find((n) => !out.disruptedBy.has(n))!;
+    expect(out.notes.get(cutNode)?.join(' ')).toMatch(/carried out together with the pass's other commands.*would stay Pending/);
+  });
+});

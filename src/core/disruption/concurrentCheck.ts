@@ -12,6 +12,8 @@
 //   - then the replacements' commands, each new node Ready only when its own command drains, commands in
 //     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
 //     order, and also smallest first or shuffled (a controller recreates them in no fixed order);
+//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first and in
+//     several seeded shuffles (they all come back at once);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread
 //     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
 //     turns between commands, and in the per-move check's orders (largest first, smallest first,
@@ -28,6 +30,8 @@ import { bindingOrders, queueOrder, type SchedulerCheckContext } from './schedul
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
+/** Further shuffles when a pass only deletes: each costs one placement of those pods on existing nodes. */
+const DELETE_SEEDS = [3, 4, 5] as const;
 
 export interface ConcurrentVerdict {
   /** How many of the moves, in order, are kept. */
@@ -124,7 +128,16 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
     ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, withinCommand.smallestFirst),
   ];
-  if (replaces.length === 0) return orders;
+  if (replaces.length === 0) {
+    // Deletes only: their pods all come back at once, in an order no one controls; a few more of them.
+    const [largest, , shuffled] = bindingOrders(deletePods);
+    orders.push(
+      { name: 'deletes only, largest pods first', pods: largest! },
+      { name: 'deletes only, pods in a shuffled order', pods: shuffled! },
+      ...DELETE_SEEDS.map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
+    );
+    return orders;
+  }
   orders.push(
     ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
     ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed))),
