@@ -8,7 +8,8 @@
 // catalog is the bundled one (1,345 types; QUALITY_CATALOG=small: 11 m5/c6i/r6i types). Printed per
 // run: start and end cost, the LP lower bound of the start cluster (no plan can end below it), a
 // first-fit-decreasing repack of all pods (FFD: the best single type, each bin then shrunk to the cheapest
-// type holding it), the ratios, pods Pending at the end, evictions and passes.
+// type holding it), the same repack with every node keeping room for the largest pod once it holds one
+// (FFD-kept: a packing kube-scheduler's spreading can bind in any order), the ratios, pods Pending at the end, evictions and passes.
 //
 // Modes:
 //   karpenter  - Karpenter's methods only (emptiness, multi-node, single-node), no replacement size
@@ -297,7 +298,7 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
  * the types cheapest per unit of what the pods ask, pods largest first into the first node with room,
  * then each node shrunk to the cheapest type that holds what it got; the cheapest result.
  */
-function ffdRepackCost(cluster: Cluster): number {
+function ffdRepackCost(cluster: Cluster, keepRoomForLargest = false): number {
   const pods = cluster.pods.filter((p) => !p.isDaemonSetPod && p.nodeName !== undefined);
   const totalCpu = pods.reduce((s, p) => s + p.requests['cpu']!, 0);
   const totalMem = pods.reduce((s, p) => s + p.requests['memory']!, 0);
@@ -306,7 +307,11 @@ function ffdRepackCost(cluster: Cluster): number {
     .filter((t) => t.offerings.some((o) => o.capacityType === 'on-demand' && o.available))
     .map((t) => ({ name: t.name, cpu: t.allocatable['cpu']! - ds['cpu']!, mem: t.allocatable['memory']! - ds['memory']!, pods: (t.allocatable['pods'] ?? 110) - 1, price: priceOf(t.name) }))
     .filter((t) => t.cpu > 0 && t.mem > 0 && t.pods > 0);
-  const perUnit = (t: (typeof types)[number]) => t.price / Math.min(t.cpu / totalCpu, t.mem / totalMem);
+  // With `keepRoomForLargest`, each node past its first pod keeps room for the largest pod (what
+  // kube-scheduler's spreading needs to place every pod in any order; see costEfficientTypes.ts).
+  const reserveCpu = keepRoomForLargest ? Math.max(...pods.map((p) => p.requests['cpu']!)) : 0;
+  const reserveMem = keepRoomForLargest ? Math.max(...pods.map((p) => p.requests['memory']!)) : 0;
+  const perUnit = (t: (typeof types)[number]) => t.price / Math.max(0, Math.min((t.cpu - reserveCpu) / totalCpu, (t.mem - reserveMem) / totalMem));
   const trial = [...types].sort((a, b) => perUnit(a) - perUnit(b)).slice(0, 12);
   const share = (p: Pod) => Math.max(p.requests['cpu']! / totalCpu, p.requests['memory']! / totalMem);
   const sorted = [...pods].sort((a, b) => share(b) - share(a));
@@ -318,7 +323,7 @@ function ffdRepackCost(cluster: Cluster): number {
     for (const p of sorted) {
       const c = p.requests['cpu']!;
       const m = p.requests['memory']!;
-      let bin = bins.find((b) => b.cpu + c <= t.cpu && b.mem + m <= t.mem && b.pods + 1 <= t.pods);
+      let bin = bins.find((b) => b.cpu + c <= t.cpu - reserveCpu && b.mem + m <= t.mem - reserveMem && b.pods + 1 <= t.pods);
       if (!bin) {
         if (c > t.cpu || m > t.mem) { fits = false; break; }
         bin = { cpu: 0, mem: 0, pods: 0 };
@@ -329,7 +334,7 @@ function ffdRepackCost(cluster: Cluster): number {
       bin.pods += 1;
     }
     if (!fits) continue;
-    const total = bins.reduce((s, b) => s + byPrice.find((u) => u.cpu >= b.cpu && u.mem >= b.mem && u.pods >= b.pods)!.price, 0);
+    const total = bins.reduce((s, b) => s + byPrice.find((u) => u.cpu >= b.cpu + (b.pods > 1 ? reserveCpu : 0) && u.mem >= b.mem + (b.pods > 1 ? reserveMem : 0) && u.pods >= b.pods)!.price, 0);
     best = Math.min(best, total);
   }
   return best;
@@ -345,6 +350,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
   const base = { nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, ...options };
   const startCost = cost(cluster);
   const ffd = ffdRepackCost(cluster);
+  const ffdKept = ffdRepackCost(cluster, true);
   const rand = mulberry32(seed * 7919 + budgetPercent);
   const first = runConsolidationPass({ ...base, cluster, nowMs: T0, methods: [] });
   const bound = clusterLowerBound({ cluster, nodePools: pools, catalog, verdicts: first.verdicts }).lowerBoundPerHour!;
@@ -416,6 +422,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     ratio: endCost / bound,
     ffd,
     ffdRatio: endCost / ffd,
+    ffdKeptRatio: endCost / ffdKept,
     firstPassRatio: firstPassEnd / bound,
     firstPlanRatio: firstPlanEnd / bound,
     plannedWaves,
@@ -457,7 +464,7 @@ const budgets = numbers(process.argv[4] ?? '10,100', 'budgets', true);
 const modes = (process.argv[5] ?? "karpenter,issue-11").split(",") as Mode[];
 const rows: ReturnType<typeof run>[] = [];
 console.log(`catalog: ${process.env['QUALITY_CATALOG'] === 'small' ? 'small (11 types)' : `bundled (${catalog.instanceTypes.length} types)`}; commands carried out together, pods bound one at a time, least allocated first`);
-console.log('nodes seed budget mode       start$/h   end$/h  bound$/h   ffd$/h  end/bound  end/ffd  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  seconds  projection-s');
+console.log('nodes seed budget mode       start$/h   end$/h  bound$/h   ffd$/h  end/bound  end/ffd  end/ffd-kept  1st-pass/bound  1st-plan/bound  waves  followed  pending  evictions  passes  seconds  projection-s');
 for (const nodes of sizes) {
   for (const seed of seeds) {
     for (const budget of budgets) {
@@ -465,13 +472,13 @@ for (const nodes of sizes) {
         const r = run(nodes, seed, budget, mode);
         rows.push(r);
         console.log(
-          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ffd.toFixed(3).padStart(8)} ${r.ratio.toFixed(3).padStart(10)} ${r.ffdRatio.toFixed(3).padStart(8)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
+          `${String(nodes).padStart(5)} ${String(seed).padStart(4)} ${`${budget}%`.padStart(6)} ${mode.padEnd(9)} ${r.startCost.toFixed(3).padStart(9)} ${r.endCost.toFixed(3).padStart(8)} ${r.bound.toFixed(3).padStart(9)} ${r.ffd.toFixed(3).padStart(8)} ${r.ratio.toFixed(3).padStart(10)} ${r.ffdRatio.toFixed(3).padStart(8)} ${r.ffdKeptRatio.toFixed(3).padStart(13)} ${r.firstPassRatio.toFixed(3).padStart(15)} ${r.firstPlanRatio.toFixed(3).padStart(15)} ${String(r.plannedWaves).padStart(6)} ${`${(r.planFollowed * 100).toFixed(1)}%`.padStart(9)} ${String(r.pending).padStart(8)} ${String(r.evictions).padStart(10)} ${String(r.passes).padStart(7)} ${r.seconds.toFixed(1).padStart(8)} ${r.projectionSeconds.toFixed(1).padStart(13)}`,
         );
       }
     }
   }
 }
-console.log('\nsummary by mode (all runs): mean end/bound, worst end/bound, mean end/ffd, runs with Pending pods (pods), mean evictions');
+console.log('\nsummary by mode (all runs): mean end/bound, worst end/bound, mean end/ffd, mean end/ffd-kept, runs with Pending pods (pods), mean evictions');
 for (const mode of modes) {
   const of = rows.filter((r) => r.mode === mode);
   const mean = of.reduce((s, r) => s + r.ratio, 0) / of.length;
@@ -479,6 +486,7 @@ for (const mode of modes) {
   const withPending = of.filter((r) => r.pending > 0).length;
   const pendingPods = of.reduce((s, r) => s + r.pending, 0);
   const ffdMean = of.reduce((s, r) => s + r.ffdRatio, 0) / of.length;
+  const ffdKeptMean = of.reduce((s, r) => s + r.ffdKeptRatio, 0) / of.length;
   const evictions = of.reduce((s, r) => s + r.evictions, 0) / of.length;
-  console.log(`${mode.padEnd(9)} mean ${mean.toFixed(3)}x  worst ${worst.toFixed(3)}x  end/ffd ${ffdMean.toFixed(3)}x  pending in ${withPending}/${of.length} runs (${pendingPods} pods)  evictions ${evictions.toFixed(0)}`);
+  console.log(`${mode.padEnd(9)} mean ${mean.toFixed(3)}x  worst ${worst.toFixed(3)}x  end/ffd ${ffdMean.toFixed(3)}x  end/ffd-kept ${ffdKeptMean.toFixed(3)}x  pending in ${withPending}/${of.length} runs (${pendingPods} pods)  evictions ${evictions.toFixed(0)}`);
 }

@@ -116,3 +116,38 @@ describe('two deletes evicted together: small pods spread before the large one c
     expect(out.notes.get(cutNode)?.join(' ')).toMatch(/carried out together with the pass's other commands.*would stay Pending/);
   });
 });
+
+describe('a cut decision does not leave the rest of the budget unused', () => {
+  const large = { instanceType: 'm5.large', allocatable: { cpu: 1930, memory: 6903 * Mi, pods: 29 }, capacity: { cpu: 2000, memory: 8192 * Mi, pods: 29 } };
+  const pinned = { 'karpenter.sh/do-not-disrupt': 'true' };
+  const dedicated = { key: 'dedicated', value: 'x', effect: 'NoSchedule' as const };
+  const toleratesDedicated = [{ key: 'dedicated', operator: 'Equal' as const, value: 'x', effect: 'NoSchedule' as const }];
+  /**
+   * As above, d1 and d2 cannot be deleted together; d3's two pods may only run on keep3 (a dedicated
+   * node). With a budget of two nodes the pass first takes d1 and d2; the concurrent check cuts d2, and
+   * the pass decides again without it: d1 and d3.
+   */
+  it('the pass decides again without the cut decision and takes d3 instead of d2', () => {
+    const nodes = [
+      node({ name: 'keep1', ...xlarge }),
+      node({ name: 'keep2', ...xlarge }),
+      node({ name: 'keep3', ...xlarge, labels: { role: 'x' }, taints: [dedicated] }),
+      node({ name: 'd1', ...large }),
+      node({ name: 'd2', ...large }),
+      node({ name: 'd3', ...large, labels: { role: 'x' }, taints: [dedicated] }),
+    ];
+    const onlyKeep3 = { nodeSelector: { role: 'x' }, tolerations: toleratesDedicated };
+    const pods = [
+      ...on('keep1', pod({ name: 'k1', requests: cpu(2920), annotations: pinned })),
+      ...on('keep2', pod({ name: 'k2', requests: cpu(2920), annotations: pinned })),
+      ...on('keep3', pod({ name: 'k3', requests: cpu(1000), annotations: pinned, ...onlyKeep3 })),
+      ...on('d1', pod({ name: 'd1-1000', requests: cpu(1000) })),
+      ...on('d2', pod({ name: 'd2-a', requests: cpu(500) }), pod({ name: 'd2-b', requests: cpu(500) })),
+      ...on('d3', pod({ name: 'd3-a', requests: cpu(300), ...onlyKeep3 }), pod({ name: 'd3-b', requests: cpu(300), ...onlyKeep3 })),
+    ];
+    const out = plan(nodes, pods, [nodePool({ budgets: [{ nodes: { count: 2 } }] })], ['single-node']);
+    expect(out.decisions.map((d) => d.nodes.join('+'))).toEqual(['d1', 'd3']);
+    expect(out.notes.get('d2')?.join(' ')).toMatch(/not taken: with decision 1 of this pass carried out together with the pass's other commands.*would stay Pending.*looked at again next pass/);
+    expect(out.disruptedBy.has('d2')).toBe(false);
+  });
+});

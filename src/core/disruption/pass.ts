@@ -120,7 +120,38 @@ export interface PassOutcome {
   readonly work: Readonly<Work>;
 }
 
+/**
+ * How many times a pass decides again after the concurrent check cut some of its decisions. A cut
+ * decision usually comes first again in the same order, so without this a pass whose first decision is
+ * cut would decide nothing, and the next pass the same: the pass decides again with the cut decisions'
+ * nodes held back (they are looked at again next pass, when the other commands are done).
+ */
+const MAX_DECIDE_AGAIN = 2;
+
 export function runConsolidationPass(input: PassInput): PassOutcome {
+  let held = new Map<string, string>();
+  let outcome = decideOnce(input, held);
+  const work = { ...outcome.work };
+  for (let round = 0; round < MAX_DECIDE_AGAIN && outcome.cut.size > 0; round++) {
+    held = new Map([...held, ...outcome.cut]);
+    const capped = new Map(outcome.decisions.filter((d) => d.cappedAt).map((d) => [[...d.nodes].sort().join(','), d.cappedAt!]));
+    outcome = decideOnce(input, held);
+    for (const key of Object.keys(work) as (keyof Work)[]) work[key] += outcome.work[key];
+    // A decision the cap cut keeps saying so: the nodes held back were eligible for it too.
+    if (capped.size > 0) {
+      const decisions = outcome.decisions.map((d) => {
+        const cap = capped.get([...d.nodes].sort().join(','));
+        return cap && !d.cappedAt ? { ...d, cappedAt: cap } : d;
+      });
+      outcome = { ...outcome, decisions };
+    }
+  }
+  const { cut: _cut, ...rest } = outcome;
+  return { ...rest, work };
+}
+
+/** One round of deciding; `held`: nodes a concurrent-check cut holds back this pass, with why. */
+function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): PassOutcome & { readonly cut: ReadonlyMap<string, string> } {
   const pools = new Map(input.nodePools.map((p) => [p.name, p]));
   const inFlight = input.inFlight ?? new Set<string>();
   const prices = indexCatalog(input.catalog);
@@ -151,6 +182,8 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     .sort(byDisruptionCost);
   open = rankBalanced(open);
   const evaluated = new Set(open.map((c) => c.node.name));
+  const heldBack = open.filter((c) => held.has(c.node.name));
+  if (heldBack.length > 0) open = open.filter((c) => !held.has(c.node.name));
 
   const notes = new Map<string, string[]>();
   // The text each keyed note has now, per node: a later note of the same key takes its place.
@@ -163,6 +196,8 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     notes.set(nodeName, list);
     if (key !== undefined) keyed.set(nodeName, (keyed.get(nodeName) ?? new Map<string, string>()).set(key, reason));
   };
+
+  for (const c of heldBack) note(c.node.name, held.get(c.node.name)!);
 
   // Every simulation of the pass (its own, the kube-scheduler checks) is counted: the work it did.
   const work = newWork();
@@ -285,6 +320,7 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     }
   }
 
+  const cut = new Map<string, string>();
   if (kubeWorld && moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) {
     // The moves were checked one by one, each with only its own replacement there; the actuator starts
     // them all at once, and their new nodes join in no order the plan controls. Place the plan again as
@@ -294,14 +330,16 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
     for (const [index, reason] of verdict.cut) {
       for (const name of decisions[index]!.nodes) {
         disruptedBy.delete(name);
-        note(name, `not taken: ${reason}; looked at again next pass`);
+        const text = `not taken: ${reason}; looked at again next pass`;
+        note(name, text);
+        cut.set(name, text);
       }
     }
     decisions = decisions.slice(0, verdict.kept);
     moves.length = verdict.kept;
   }
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work, cut };
 }
 
 function toDecision(proposal: Proposal, names: readonly string[], archOf: ReadonlyMap<string, string>): Decision {
