@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Catalog, Cluster, NodePool } from '../../src/core/model/types.ts';
-import { cluster, Gi, instanceType, node, nodePool, on, pod, T0 } from '../builders.ts';
+import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
 
 const pass = (c: Cluster, pools: NodePool[], catalog: Catalog) =>
   runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull });
@@ -49,5 +49,36 @@ describe('a merge sized for cost', () => {
     const perNode = new Map<string, number>();
     for (const destination of Object.values(d.podDestinations ?? {})) perNode.set(destination, (perNode.get(destination) ?? 0) + 1);
     expect([...perNode.values()]).toEqual([2, 2, 2, 2, 2, 2]);
+  });
+});
+
+describe('a move refused for a full new node, taken with a roomier one', () => {
+  const double = { instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 28783 * Mi, pods: 58 }, capacity: { cpu: 8000, memory: 32 * Gi, pods: 58 } };
+  /**
+   * a1 (a 1500m pod) and a2 (a 900m pod), two m5.2xlarge, merge beside `keep` (an m5.large with
+   * `keepFreeMillis` free). Packed, the 1500m pod gets an m5.large of its own and the 900m one keep's
+   * room; kube-scheduler may bind the 900m pod first, to the empty new node, and with 1000m free on keep
+   * the 1500m pod then fits nowhere. An m5.xlarge that keeps room for the largest pod beside what it is
+   * planned to hold binds both in any order, and still saves.
+   */
+  function merge(keepFreeMillis: number) {
+    const nodes = [node({ name: 'keep', nodePool: undefined }), node({ name: 'a1', ...double }), node({ name: 'a2', ...double })];
+    const pods = [
+      ...on('keep', pod({ requests: { cpu: 1930 - keepFreeMillis, memory: 128 * Mi } })),
+      ...on('a1', pod({ name: 'big', requests: { cpu: 1500, memory: 128 * Mi } })),
+      ...on('a2', pod({ name: 'mid', requests: { cpu: 900, memory: 128 * Mi } })),
+    ];
+    return runConsolidationPass({ cluster: cluster({ nodes, pods }), nodePools: [nodePool()], catalog: m5Catalog(), nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull, methods: ['multi-node'] });
+  }
+
+  it.each([
+    ['1000m free on keep: the packed m5.large is refused, an m5.xlarge with room is taken', 1000, 'm5.xlarge', 0.576],
+    ['1600m free on keep: the packed m5.large holds in every order and is taken', 1600, 'm5.large', 0.672],
+  ] as const)('%s', (_name, keepFreeMillis, type, savings) => {
+    const out = merge(keepFreeMillis);
+    expect(out.decisions).toHaveLength(1);
+    expect(out.decisions[0]!.nodes).toEqual(['a1', 'a2']);
+    expect(out.decisions[0]!.replacements.map((r) => r.instanceTypes[0])).toEqual([type]);
+    expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(savings, 6);
   });
 });

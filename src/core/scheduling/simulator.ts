@@ -550,6 +550,10 @@ function openNewNode(
       else overLimit.push(option);
     }
     const node = new NewNode(state.newNodes.length, pool, shared.catalog, options);
+    if (sizing?.efficiency.roomFromFirstPod) {
+      node.reserveCpu = sizing.mix.largestCpuMillis;
+      node.reserveMemory = sizing.mix.largestMemoryBytes;
+    }
     const evaluation = node.evaluate(p, attempt, state);
     if (evaluation.ok) {
       // Sized for cost: of the types that can take this first pod, only the cheapest per unit stay.

@@ -23,6 +23,11 @@ export interface NewNodeEfficiency {
   readonly pricePerHour: (offerings: readonly Offering[]) => number;
   /** 0.15: a type up to 15% dearer per unit than the cheapest may still be chosen. */
   readonly tolerance: number;
+  /**
+   * Keep room for the largest moved pod from the node's first pod on (default: from its second, so a
+   * node sized for one large pod alone is still possible).
+   */
+  readonly roomFromFirstPod?: boolean;
 }
 
 export interface SimulationRequest {

@@ -12,6 +12,11 @@ import type { PassView, Proposal } from './types.ts';
 
 /** Types up to this much dearer per unit than the cheapest may still be chosen (room to fit the pods' mix). */
 export const COST_EFFICIENT_SIZING: NewNodeEfficiency = { pricePerHour: launchPricePerHour, tolerance: 0.15 };
+/**
+ * Every type allowed, each new node keeping room for the largest moved pod beside what it is planned to
+ * hold: kube-scheduler may send any of the moved pods to it first (it is the emptiest node).
+ */
+export const ROOM_KEEPING_SIZING: NewNodeEfficiency = { pricePerHour: launchPricePerHour, tolerance: Number.POSITIVE_INFINITY, roomFromFirstPod: true };
 
 /** The most new nodes one cost-sized move may launch: a command stays a size an operator can follow. */
 export const MAX_COST_SIZED_NEW_NODES = 40;
@@ -21,12 +26,31 @@ export function costSizedNewNodes(removedNodes: number): number {
   return Math.min(MAX_COST_SIZED_NEW_NODES, Math.max(2, 4 * removedNodes));
 }
 
+/**
+ * The moves to offer kube-scheduler's check for `proposal`, best first: the cost-sized move when it saves
+ * more, the move as found, then (a move that launches nodes and was refused) the same move with each new
+ * node keeping room for the largest moved pod: a new node packed full is what kube-scheduler's spreading
+ * most often leaves a large pod without room on. Each is simulated only when the one before is refused.
+ */
+export function* movesToCheck(view: PassView, proposal: Proposal): Generator<Proposal> {
+  const sized = cheaperWithCostSizedNodes(view, proposal);
+  yield sized;
+  if (sized !== proposal) yield proposal;
+  if (proposal.replacements.length === 0) return;
+  const verdict = evaluateRemoval(view, proposal.candidates, proposal.method, {
+    maxNewNodes: proposal.replacements.length,
+    sizing: ROOM_KEEPING_SIZING,
+  });
+  if (!verdict.ok) return;
+  yield { ...verdict.proposal, ...(proposal.move ? { move: proposal.move } : {}), ...(proposal.cappedAt ? { cappedAt: proposal.cappedAt } : {}) };
+}
+
 /** `proposal`, or the same nodes moved onto cost-sized new nodes when that saves more. */
 export function cheaperWithCostSizedNodes(view: PassView, proposal: Proposal): Proposal {
   if (proposal.replacements.length === 0) return proposal;
   const verdict = evaluateRemoval(view, proposal.candidates, proposal.method, {
     maxNewNodes: costSizedNewNodes(proposal.candidates.length),
-    costEfficient: true,
+    sizing: COST_EFFICIENT_SIZING,
   });
   if (!verdict.ok || verdict.proposal.savingsPerHour <= proposal.savingsPerHour + 1e-9) return proposal;
   const sized = verdict.proposal;

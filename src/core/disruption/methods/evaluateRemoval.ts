@@ -13,7 +13,7 @@ import { chooseReplacements } from '../replacement.ts';
 import { checkSavings } from '../savingsThreshold.ts';
 import { bothFilters, boundedTypes, describeBound, type TypeFilter } from '../sizeBound.ts';
 import type { PassView, Proposal } from './types.ts';
-import { COST_EFFICIENT_SIZING } from './costEfficient.ts';
+import type { NewNodeEfficiency } from '../../scheduling/types.ts';
 
 export type RemovalVerdict =
   | { readonly ok: true; readonly proposal: Proposal }
@@ -24,8 +24,8 @@ export interface RemovalOptions {
   readonly maxNewNodes?: number;
   /** A further restriction on the new nodes' types (the split's price cap). */
   readonly newNodeTypes?: TypeFilter;
-  /** Size new nodes for cost, not room (methods/costEfficient.ts). */
-  readonly costEfficient?: boolean;
+  /** Size new nodes for cost, or keep room on them (methods/costEfficient.ts); default: Karpenter's packing. */
+  readonly sizing?: NewNodeEfficiency;
   /** Set by the m-to-n repack, so a move its Balanced score refuses is reported as one. */
   readonly move?: 'm-to-n';
 }
@@ -58,7 +58,7 @@ export function evaluateRemoval(
     maxNewNodes,
     stopAtFirstFailure: true,
     newNodeTypes,
-    ...(options.costEfficient ? { costEfficientNewNodes: COST_EFFICIENT_SIZING } : {}),
+    ...(options.sizing ? { costEfficientNewNodes: options.sizing } : {}),
   });
   if (!full.allScheduled) {
     const first = full.unschedulable[0]!;
@@ -74,7 +74,7 @@ export function evaluateRemoval(
         maxNewNodes,
         stopAtFirstFailure: true,
         newNodeTypes,
-        ...(options.costEfficient ? { costEfficientNewNodes: COST_EFFICIENT_SIZING } : {}),
+        ...(options.sizing ? { costEfficientNewNodes: options.sizing } : {}),
       });
       if (alone.allScheduled) {
         const names = pending.slice(0, 3).map(podKey).join(', ');

@@ -16,7 +16,7 @@ import type { Candidate } from '../candidates.ts';
 import { budgetNoteKey, explainLimit } from '../budgets.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
 import { RoomBound } from './roomBound.ts';
-import { cheaperWithCostSizedNodes } from './costEfficient.ts';
+import { movesToCheck } from './costEfficient.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
 type Ordering = (a: Candidate, b: Candidate) => number;
@@ -215,9 +215,7 @@ export function firstAccepted(view: PassView, found: readonly Proposal[]): Propo
   const ranked = [...unique.values()].sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
   // Each check builds a simulation of the whole cluster: a few tries, then the method gives up this round.
   for (const move of ranked.slice(0, MAX_SCHEDULER_TRIES)) {
-    const sized = cheaperWithCostSizedNodes(view, move);
-    // The cost-sized move is tighter; when kube-scheduler's placement refuses it, the move as found may still hold.
-    for (const proposal of sized === move ? [move] : [sized, move]) {
+    for (const proposal of movesToCheck(view, move)) {
       const rejected = view.schedulerCheck(proposal);
       if (rejected === undefined) return proposal;
       for (const c of proposal.candidates) view.note(c.node.name, rejected);

@@ -3,7 +3,7 @@
 // replace it with one cheaper node.
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
-import { cheaperWithCostSizedNodes } from './costEfficient.ts';
+import { movesToCheck } from './costEfficient.ts';
 import { budgetNoteKey } from '../budgets.ts';
 
 /**
@@ -29,14 +29,11 @@ export function createSingleNode(): ConsolidationMethod {
           view.note(candidate.node.name, verdict.reason);
           continue;
         }
-        const sized = cheaperWithCostSizedNodes(view, verdict.proposal);
-        // The cost-sized move is tighter; when kube-scheduler's placement refuses it, the move as found may still hold.
-        const accepted = (sized === verdict.proposal ? [sized] : [sized, verdict.proposal]).find((proposal) => {
+        for (const proposal of movesToCheck(view, verdict.proposal)) {
           const rejected = view.schedulerCheck(proposal);
-          if (rejected !== undefined) view.note(candidate.node.name, rejected);
-          return rejected === undefined;
-        });
-        if (accepted) return accepted;
+          if (rejected === undefined) return proposal;
+          view.note(candidate.node.name, rejected);
+        }
       }
       return undefined;
     },
