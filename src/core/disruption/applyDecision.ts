@@ -5,6 +5,7 @@ import type { PlannedReplacement } from '../plan.ts';
 import { labelsMatchAlternatives, nodeConstraintAlternatives } from '../scheduling/nodeAffinity.ts';
 import { firstUntoleratedTaint } from '../scheduling/taints.ts';
 import type { NewNodePlan } from '../scheduling/types.ts';
+import { changeCluster } from '../scheduling/clusterChange.ts';
 import type { Proposal } from './methods/types.ts';
 
 /**
@@ -35,28 +36,22 @@ export function applyProposal(
   names: readonly string[],
 ): { cluster: Cluster; receivingNodes: Set<string> } {
   const removed = new Set(proposal.candidates.map((c) => c.node.name));
+  const destination = destinations(proposal, names);
+  const receivingNodes = new Set([...destination.values()]);
+  // daemonset, mirror and finished pods (no destination) leave with their node. Made as a change of
+  // the cluster, so that the next simulation indexes only the nodes it touches (scheduling/clusterChange.ts).
+  const added = replacementNodes(cluster, proposal, pools, nowMs, names);
+  const next = changeCluster(cluster, { removedNodes: removed, rebound: destination, addedNodes: added.nodes, addedPods: added.pods });
+  return { cluster: next, receivingNodes };
+}
+
+/** Pod uid -> where the decision's simulation put it (replacements under their names). */
+export function destinations(proposal: Proposal, names: readonly string[]): Map<string, string> {
   const destination = new Map<string, string>();
   for (const placement of proposal.simulation?.placements ?? []) {
     destination.set(placement.pod.uid, destinationName(placement.nodeName, names));
   }
-  const receivingNodes = new Set([...destination.values()]);
-
-  const nodes: Node[] = cluster.nodes.filter((n) => !removed.has(n.name));
-  const pods: Pod[] = [];
-  for (const pod of cluster.pods) {
-    if (pod.nodeName && removed.has(pod.nodeName)) {
-      const to = destination.get(pod.uid);
-      if (to) pods.push({ ...pod, nodeName: to });
-      // daemonset, mirror and finished pods leave with their node
-    } else {
-      pods.push(pod);
-    }
-  }
-
-  const added = replacementNodes(cluster, proposal, pools, nowMs, names);
-  nodes.push(...added.nodes);
-  for (const pod of added.pods) pods.push(pod);
-  return { cluster: { ...cluster, nodes, pods }, receivingNodes };
+  return destination;
 }
 
 /** A decision's replacements as Ready nodes of their cheapest type, with the daemonset pods they will run. */

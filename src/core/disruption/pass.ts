@@ -135,7 +135,8 @@ export function runConsolidationPass(input: PassInput): PassOutcome {
   for (let round = 0; round < MAX_DECIDE_AGAIN && outcome.cut.size > 0; round++) {
     held = new Map([...held, ...outcome.cut]);
     const capped = new Map(outcome.decisions.filter((d) => d.cappedAt).map((d) => [[...d.nodes].sort().join(','), d.cappedAt!]));
-    outcome = decideOnce(input, held);
+    // The node verdicts depend on the input alone: the first round's serve every round.
+    outcome = decideOnce({ ...input, verdicts: outcome.verdicts }, held);
     for (const key of Object.keys(work) as (keyof Work)[]) work[key] += outcome.work[key];
     // A decision the cap cut keeps saying so: the nodes held back were eligible for it too.
     if (capped.size > 0) {

@@ -17,7 +17,8 @@
 import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
 import { createSimulator, largestFirst } from '../scheduling/simulator.ts';
 import type { Placement, Simulator, SimulatorInput } from '../scheduling/types.ts';
-import { applyProposal, replacementNames } from './applyDecision.ts';
+import { applyProposal, destinations, replacementNames, replacementNodes } from './applyDecision.ts';
+import { changeCluster, listedPositionsOn } from '../scheduling/clusterChange.ts';
 import type { Proposal } from './methods/types.ts';
 import { podKey } from './pods.ts';
 import { seededShuffle } from '../random.ts';
@@ -54,7 +55,6 @@ export class KubeSchedulerWorld {
   /** True once a committed move took pods an earlier move had sent to its nodes (see planCheck.ts). */
   reshuffled = false;
   private last: Checked | undefined;
-  private byNode: Map<string, number[]> | undefined;
   /** False while every committed move moved no pod: the world is then the pass's own cluster. */
   private diverged = false;
 
@@ -89,18 +89,24 @@ export class KubeSchedulerWorld {
       checked = typeof result === 'string' ? undefined : result;
     }
     this.last = undefined;
-    const applied = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, names);
     if (!checked) {
-      this.cluster = applied.cluster;
+      this.cluster = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, names).cluster;
     } else {
+      // The move applied, then its moved pods taken out and put back where the check placed them, in
+      // one change of the world (scheduling/clusterChange.ts): the next check indexes only what it touched.
       const rename = new Map(checked.checkNames.map((n, i) => [n, names[i]!] as const));
-      const movedUids = new Set(checked.moved.map((p) => p.uid));
       const rebound: Pod[] = [];
       for (const pod of checked.moved) {
         const to = checked.placements.get(pod.uid);
         if (to !== undefined) rebound.push({ ...pod, nodeName: rename.get(to) ?? to });
       }
-      this.cluster = { ...applied.cluster, pods: [...applied.cluster.pods.filter((p) => !movedUids.has(p.uid)), ...rebound] };
+      const added = replacementNodes(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, names);
+      this.cluster = changeCluster(this.cluster, {
+        removedNodes: new Set(proposal.candidates.map((c) => c.node.name)),
+        rebound: notMoved(destinations(proposal, names), checked.moved),
+        addedNodes: added.nodes,
+        addedPods: [...added.pods, ...rebound],
+      });
     }
     if (checked?.moved.some((p) => this.movedAt.has(p.uid))) this.reshuffled = true;
     this.commits += 1;
@@ -110,7 +116,6 @@ export class KubeSchedulerWorld {
     for (const name of names) this.replacementAt.set(name, this.commits);
     if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
     this.simulator = undefined;
-    this.byNode = undefined;
   }
 
   /**
@@ -124,7 +129,7 @@ export class KubeSchedulerWorld {
     // Pods found on the move's nodes, by uid, with their place in the world's pod list (the order the
     // rest are evicted in).
     const here = new Map<string, number>();
-    const byNode = this.positionsByNode();
+    const byNode = listedPositionsOn(this.cluster, proposal.candidates.map((c) => c.node.name));
     for (const c of proposal.candidates) for (const at of byNode.get(c.node.name) ?? []) here.set(this.cluster.pods[at]!.uid, at);
     const out: Pod[] = [];
     for (const p of own) {
@@ -137,25 +142,6 @@ export class KubeSchedulerWorld {
     return out;
   }
 
-  /**
-   * Positions of the world's pods in its pod list, by node: built at most once per commit, since a pass
-   * checks many more moves than it commits (numbers, not objects: a 5,000-node pass builds it per commit).
-   */
-  private positionsByNode(): Map<string, number[]> {
-    if (this.byNode) return this.byNode;
-    const byNode = new Map<string, number[]>();
-    const pods = this.cluster.pods;
-    for (let at = 0; at < pods.length; at++) {
-      const nodeName = pods[at]!.nodeName;
-      if (nodeName === undefined) continue;
-      const list = byNode.get(nodeName);
-      if (list) list.push(at);
-      else byNode.set(nodeName, [at]);
-    }
-    this.byNode = byNode;
-    return byNode;
-  }
-
   private place(proposal: Proposal, mustPlaceAll = true): Checked | string {
     const moved = this.movedBy(proposal);
     const nodes = new Set(proposal.candidates.map((c) => c.node.name));
@@ -166,9 +152,14 @@ export class KubeSchedulerWorld {
       return this.placeAll(proposal, simulator, nodes, moved, [], mustPlaceAll);
     }
     const checkNames = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
-    const applied = applyProposal(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, checkNames);
-    const movedUids = new Set(moved.map((p) => p.uid));
-    const cluster: Cluster = { ...applied.cluster, pods: applied.cluster.pods.filter((p) => !movedUids.has(p.uid)) };
+    // The move applied without its moved pods (they are placed again), as one change of the world.
+    const added = replacementNodes(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, checkNames);
+    const cluster: Cluster = changeCluster(this.cluster, {
+      removedNodes: nodes,
+      rebound: notMoved(destinations(proposal, checkNames), moved),
+      addedNodes: added.nodes,
+      addedPods: added.pods,
+    });
     return this.placeAll(proposal, this.build(cluster), new Set(), unbind(moved), checkNames, mustPlaceAll);
   }
 
@@ -230,6 +221,16 @@ export class KubeSchedulerWorld {
   private build(cluster: Cluster): Simulator {
     return (this.ctx.simulatorFactory ?? createSimulator)({ cluster, nodePools: this.ctx.nodePools, catalog: this.ctx.catalog });
   }
+}
+
+/**
+ * The search's destinations without the pods the world moves itself. Those are all on the move's own
+ * nodes (movedBy takes them from there), which leave the world: so leaving them out of the rebound pods
+ * takes them out of the world's pod list, wherever they were listed.
+ */
+function notMoved(destination: Map<string, string>, moved: readonly Pod[]): Map<string, string> {
+  for (const pod of moved) destination.delete(pod.uid);
+  return destination;
 }
 
 /** A pod as the scheduler sees it once evicted: bound to no node. */

@@ -1,6 +1,7 @@
 // A pass's work counted in what it simulates rather than in time, so that a bound on it (a plan's later
 // waves, laterWaves.ts) gives the same plan on any machine.
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
+import { podCount } from '../scheduling/clusterChange.ts';
 
 export interface Work {
   simulations: number;
@@ -19,7 +20,7 @@ export const workUnits = (work: Readonly<Work>): number => work.podsSimulated + 
 export function countingFactory(factory: (input: SimulatorInput) => Simulator, work: Work): (input: SimulatorInput) => Simulator {
   return (input) => {
     const inner = factory(input);
-    work.podsIndexed += input.cluster.pods.length;
+    work.podsIndexed += podCount(input.cluster);
     return {
       simulate: (request) => {
         const result = inner.simulate(request);

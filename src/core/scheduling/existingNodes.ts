@@ -6,6 +6,7 @@ import { DisruptedTaint, DisruptingTaint, InterruptedTaint, LabelKeys } from '..
 import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import { blocksScheduling, UnschedulableTaint } from './taints.ts';
+import { builtPodIndex, PodIndex, podIndexOf, type PodIndexSeed } from './podIndex.ts';
 
 export interface PortOnNode extends PortUse {
   /** The pod holding the port (so moving that pod frees it). */
@@ -84,8 +85,9 @@ export function receivesPods(node: Node): boolean {
   return node.ready && !node.unschedulable && !node.deleting && !node.taints.some(isDisruptedTaint);
 }
 
+/** The cluster's nodes as a simulation sees them, built afresh (the caller may keep or change them). */
 export function buildExistingNodes(cluster: Cluster): ExistingNode[] {
-  return indexCluster(cluster).nodes;
+  return indexFresh(cluster).nodes;
 }
 
 /**
@@ -97,7 +99,7 @@ export class BoundPods {
   private byUid: Map<string, number> | undefined;
 
   constructor(
-    private readonly podsByNode: readonly Pod[][],
+    private readonly podsByNode: readonly (readonly Pod[])[],
     private readonly nodeIndexByName: ReadonlyMap<string, number>,
   ) {}
 
@@ -132,14 +134,122 @@ export interface IndexedCluster {
   /** The node index of each counted pod. */
   readonly countedNodes: Int32Array;
   readonly bound: BoundPods;
+  /** Per node, its pods that are not finished (what `bound` looks pods up in; a derived index reuses them). */
+  readonly podsByNode: readonly (readonly Pod[])[];
+  /** For a derived index: what the base's pod index had worked out, moved to this one's positions. */
+  readonly seed?: PodIndexSeed;
+  /** Per node, the entries of the cluster's pod list that name it (finished pods too). */
+  readonly listedOn: Int32Array;
+}
+
+/** A cluster made by clusterChange.ts changeCluster: the index it was made from and what changed. */
+export interface RecordedChange {
+  readonly base: IndexedCluster;
+  readonly removedNodes: ReadonlySet<string>;
+  /** Each rebound pod of the base cluster -> its copy in the new cluster, in the pod list's order. */
+  readonly copies: ReadonlyMap<Pod, Pod>;
+  readonly addedNodes: readonly Node[];
+  readonly addedPods: readonly Pod[];
+}
+
+// Clusters are immutable, so an index is kept per cluster object (a pass and its kube-scheduler check
+// simulate the same cluster more than once), and a cluster made by a change keeps that change until it
+// is indexed (then the record, and the base index it holds, are let go).
+const indexes = new WeakMap<Cluster, IndexedCluster>();
+const changes = new WeakMap<Cluster, RecordedChange>();
+// Per cluster, the index (into its nodes) of the node each entry of its pod list names: UNBOUND when it
+// names none, UNKNOWN_NODE when it names a node the cluster does not have. Lets a change make the next
+// pod list, and a check find the pods on a few nodes, without reading every pod object again.
+const listedNodes = new WeakMap<Cluster, Int32Array>();
+export const UNBOUND = -1;
+export const UNKNOWN_NODE = -2;
+
+/** The node of each entry of `cluster.pods`, when known (a cluster indexed afresh, or made by a change). */
+export function listedNodesOf(cluster: Cluster): Int32Array | undefined {
+  return listedNodes.get(cluster);
+}
+
+export function rememberListedNodes(cluster: Cluster, nodes: Int32Array): void {
+  listedNodes.set(cluster, nodes);
+}
+
+/** Records how `cluster` was made from an indexed cluster (clusterChange.ts). */
+export function rememberChange(cluster: Cluster, change: RecordedChange): void {
+  changes.set(cluster, change);
 }
 
 export function indexCluster(cluster: Cluster): IndexedCluster {
+  let indexed = indexes.get(cluster);
+  if (indexed) return indexed;
+  const change = changes.get(cluster);
+  changes.delete(cluster);
+  indexed = (change && deriveIndex(cluster, change)) ?? indexFresh(cluster);
+  indexes.set(cluster, indexed);
+  return indexed;
+}
+
+/** What one node's pods use, summed in the order given. */
+interface NodeUse {
+  cpu: number;
+  memory: number;
+  pods: number;
+  other: Record<string, number> | undefined;
+  ports: PortOnNode[] | undefined;
+}
+
+const newUse = (): NodeUse => ({ cpu: 0, memory: 0, pods: 0, other: undefined, ports: undefined });
+
+function addUse(use: NodeUse, pod: Pod): void {
+  // Terminating pods still hold their resources and ports until they are gone.
+  use.pods += 1;
+  const requests = pod.requests;
+  for (const key in requests) {
+    const value = requests[key]!;
+    if (key === CPU) use.cpu += value;
+    else if (key === MEMORY) use.memory += value;
+    else if (key !== PODS) {
+      const other = (use.other ??= {});
+      other[key] = (other[key] ?? 0) + value;
+    }
+  }
+  if (pod.hostPorts.length > 0) {
+    const list = (use.ports ??= []);
+    for (const port of normalizeHostPorts(pod.hostPorts)) list.push({ ...port, podUid: pod.uid });
+  }
+}
+
+function existingNode(node: Node, index: number, use: NodeUse | undefined): ExistingNode {
+  const freeOther: Record<string, number> = {};
+  for (const key in node.allocatable) {
+    if (key !== CPU && key !== MEMORY && key !== PODS) freeOther[key] = node.allocatable[key]!;
+  }
+  const other = use?.other;
+  if (other) for (const key in other) freeOther[key] = (freeOther[key] ?? 0) - other[key]!;
+  const blockingTaints = node.taints.length > 0 ? node.taints.filter(blocksScheduling) : NO_TAINTS;
+  return {
+    index,
+    node,
+    name: node.name,
+    labels: effectiveLabels(node),
+    receives: receivesPods(node),
+    alive: !node.deleting,
+    blockingTaints,
+    spreadTaints: node.unschedulable ? [...blockingTaints, UnschedulableTaint] : blockingTaints,
+    freeCpu: (node.allocatable[CPU] ?? 0) - (use?.cpu ?? 0),
+    freeMemory: (node.allocatable[MEMORY] ?? 0) - (use?.memory ?? 0),
+    // A node that does not state a pod limit is not limited by pod count.
+    freePods: (node.allocatable[PODS] ?? Number.POSITIVE_INFINITY) - (use?.pods ?? 0),
+    freeOther,
+    ports: use?.ports ?? NO_PORTS,
+  };
+}
+
+function indexFresh(cluster: Cluster): IndexedCluster {
   const count = cluster.nodes.length;
   const indexByName = new Map<string, number>();
   cluster.nodes.forEach((node, i) => indexByName.set(node.name, i));
   // Per node: cpu, memory and pods used in typed arrays, any other resource and host ports only when a
-  // pod asks for them (this loop runs over every pod on every rebuild of the simulation).
+  // pod asks for them (this loop runs over every pod on every fresh build of the simulation).
   const usedCpu = new Float64Array(count);
   const usedMemory = new Float64Array(count);
   const usedPods = new Int32Array(count);
@@ -149,14 +259,22 @@ export function indexCluster(cluster: Cluster): IndexedCluster {
   const deleting = cluster.nodes.map((node) => node.deleting);
   const counted: Pod[] = [];
   const countedNodes = new Int32Array(cluster.pods.length);
-  // An indexed loop: this runs about 50 times a pass over every pod, and the array iterator's result
+  // An indexed loop: this runs over every pod on each fresh build, and the array iterator's result
   // objects were a sizeable share of a pass's garbage.
   const pods = cluster.pods;
+  const listedOn = new Int32Array(count);
+  const listed = new Int32Array(pods.length).fill(UNBOUND);
   for (let k = 0; k < pods.length; k++) {
     const pod = pods[k]!;
-    if (pod.nodeName === undefined || isTerminal(pod)) continue;
+    if (pod.nodeName === undefined) continue;
     const i = indexByName.get(pod.nodeName);
-    if (i === undefined) continue;
+    if (i === undefined) {
+      listed[k] = UNKNOWN_NODE;
+      continue;
+    }
+    listed[k] = i;
+    listedOn[i]! += 1;
+    if (isTerminal(pod)) continue;
     podsByNode[i]!.push(pod);
     // Pods of deleting nodes are on their way out: they no longer count for affinity or spread.
     if (!pod.terminating && !deleting[i]) {
@@ -180,38 +298,149 @@ export function indexCluster(cluster: Cluster): IndexedCluster {
       for (const port of normalizeHostPorts(pod.hostPorts)) list.push({ ...port, podUid: pod.uid });
     }
   }
-  const nodes = cluster.nodes.map((node, index): ExistingNode => {
-    const freeOther: Record<string, number> = {};
-    for (const key in node.allocatable) {
-      if (key !== CPU && key !== MEMORY && key !== PODS) freeOther[key] = node.allocatable[key]!;
-    }
-    const other = usedOther[index];
-    if (other) for (const key in other) freeOther[key] = (freeOther[key] ?? 0) - other[key]!;
-    const blockingTaints = node.taints.length > 0 ? node.taints.filter(blocksScheduling) : NO_TAINTS;
-    return {
-      index,
-      node,
-      name: node.name,
-      labels: effectiveLabels(node),
-      receives: receivesPods(node),
-      alive: !node.deleting,
-      blockingTaints,
-      spreadTaints: node.unschedulable ? [...blockingTaints, UnschedulableTaint] : blockingTaints,
-      freeCpu: (node.allocatable[CPU] ?? 0) - usedCpu[index]!,
-      freeMemory: (node.allocatable[MEMORY] ?? 0) - usedMemory[index]!,
-      // A node that does not state a pod limit is not limited by pod count.
-      freePods: (node.allocatable[PODS] ?? Number.POSITIVE_INFINITY) - usedPods[index]!,
-      freeOther,
-      ports: ports[index] ?? NO_PORTS,
-    };
-  });
+  if (indexByName.size === count) listedNodes.set(cluster, listed);
+  const nodes = cluster.nodes.map((node, index): ExistingNode =>
+    existingNode(node, index, { cpu: usedCpu[index]!, memory: usedMemory[index]!, pods: usedPods[index]!, other: usedOther[index], ports: ports[index] }),
+  );
   return {
     nodes,
     nodeIndexByName: indexByName,
     counted,
     countedNodes: countedNodes.subarray(0, counted.length),
     bound: new BoundPods(podsByNode, indexByName),
+    podsByNode,
+    listedOn,
   };
+}
+
+/**
+ * The index of a cluster made by a change (clusterChange.ts) from the base cluster's index: the
+ * nodes nothing happened to keep what they had (at their new position), the counted pods keep their
+ * order, and only the nodes that lost or gained pods (and the added ones) are summed again. Undefined
+ * when the result could differ from a fresh build in any way, and then the caller builds afresh:
+ *   - a rebound pod the base did not count (terminating, or on a deleting node): its place among the
+ *     counted pods is not known here;
+ *   - a rebound pod with host ports: its ports' place in the receiving node's list is not known here;
+ *   - a sum that is not exact in any order (a request that is not a safe integer): the fresh build
+ *     sums in the pod list's order, this one in the node's;
+ *   - two nodes of one name.
+ */
+function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster | undefined {
+  const { base, copies, addedPods } = change;
+  const count = cluster.nodes.length;
+  const indexByName = new Map<string, number>();
+  cluster.nodes.forEach((node, i) => indexByName.set(node.name, i));
+  if (indexByName.size !== count || base.nodeIndexByName.size !== base.nodes.length) return undefined;
+  const oldCount = base.nodes.length;
+  const remap = new Int32Array(oldCount);
+  for (let o = 0; o < oldCount; o++) remap[o] = indexByName.get(base.nodes[o]!.name) ?? -1;
+  const deleting = cluster.nodes.map((node) => node.deleting);
+  // Nodes whose pods change (summed again), and the pods they gain.
+  const touched = new Uint8Array(count);
+  const gained = new Map<number, Pod[]>();
+  const gain = (i: number, pod: Pod): void => {
+    touched[i] = 1;
+    const list = gained.get(i);
+    if (list) list.push(pod);
+    else gained.set(i, [pod]);
+  };
+
+  // Filled by position (at most every counted pod of the base and every added pod), then cut to size.
+  const counted: Pod[] = new Array(base.counted.length + addedPods.length);
+  let c = 0;
+  const countedNodes = new Int32Array(base.counted.length + addedPods.length);
+  const oldCounted = base.counted;
+  const oldNodes = base.countedNodes;
+  // Where each counted pod of the base is counted here (-1: not), for the pod index's seed.
+  const positions = new Int32Array(oldCounted.length).fill(-1);
+  let copiesSeen = 0;
+  for (let k = 0; k < oldCounted.length; k++) {
+    const pod = oldCounted[k]!;
+    const i = remap[oldNodes[k]!]!;
+    if (i >= 0) {
+      positions[k] = c;
+      countedNodes[c] = i;
+      counted[c++] = pod;
+      continue;
+    }
+    const copy = copies.get(pod);
+    if (copy === undefined) continue;
+    copiesSeen += 1;
+    if (copy.hostPorts.length > 0) return undefined;
+    const to = indexByName.get(copy.nodeName!);
+    if (to === undefined) continue;
+    gain(to, copy);
+    if (!copy.terminating && !deleting[to]) {
+      positions[k] = c;
+      countedNodes[c] = to;
+      counted[c++] = copy;
+    }
+  }
+  if (copiesSeen !== copies.size) return undefined;
+  const firstNew = c;
+  // The base's pod index, or (a base never simulated, itself derived) one made now to pass its seed on.
+  const basePodIndex = builtPodIndex(base) ?? (base.seed ? podIndexOf(base, () => new PodIndex(base.counted, base.countedNodes, base.nodes.map((n) => n.labels), base.seed)) : undefined);
+  const listedAdded = new Int32Array(count);
+  for (const pod of addedPods) {
+    if (pod.nodeName === undefined) continue;
+    const i = indexByName.get(pod.nodeName);
+    if (i === undefined) continue;
+    listedAdded[i]! += 1;
+    if (isTerminal(pod)) continue;
+    gain(i, pod);
+    if (!pod.terminating && !deleting[i]) {
+      countedNodes[c] = i;
+      counted[c++] = pod;
+    }
+  }
+
+  const oldIndex = new Int32Array(count).fill(-1);
+  for (let o = 0; o < oldCount; o++) if (remap[o]! >= 0) oldIndex[remap[o]!] = o;
+  const podsByNode: (readonly Pod[])[] = new Array(count);
+  const nodes: ExistingNode[] = new Array(count);
+  // Copies of rebound pods are listed where they were; the added pods after them.
+  const listedOn = new Int32Array(count);
+  for (const copy of copies.values()) {
+    const i = indexByName.get(copy.nodeName!);
+    if (i !== undefined) listedOn[i]! += 1;
+  }
+  for (let i = 0; i < count; i++) {
+    const o = oldIndex[i]!;
+    listedOn[i]! += listedAdded[i]! + (o >= 0 ? base.listedOn[o]! : 0);
+    if (o >= 0 && !touched[i]) {
+      const before = base.nodes[o]!;
+      podsByNode[i] = base.podsByNode[o]!;
+      nodes[i] = before.index === i ? before : { ...before, index: i };
+      continue;
+    }
+    const kept = o < 0 ? [] : base.podsByNode[o]!;
+    const joined = gained.get(i);
+    const pods = joined ? kept.concat(joined) : kept;
+    const use = newUse();
+    for (const pod of pods) if (!exactRequests(pod)) return undefined;
+    for (const pod of pods) addUse(use, pod);
+    if (!Number.isSafeInteger(use.cpu) || !Number.isSafeInteger(use.memory)) return undefined;
+    if (use.other) for (const key in use.other) if (!Number.isSafeInteger(use.other[key]!)) return undefined;
+    podsByNode[i] = pods;
+    nodes[i] = existingNode(cluster.nodes[i]!, i, use);
+  }
+  counted.length = c;
+  return {
+    nodes,
+    nodeIndexByName: indexByName,
+    counted,
+    countedNodes: countedNodes.subarray(0, c),
+    bound: new BoundPods(podsByNode, indexByName),
+    podsByNode,
+    listedOn,
+    ...(basePodIndex ? { seed: basePodIndex.seedFor(positions, firstNew) } : {}),
+  };
+}
+
+/** Every request a safe integer: their sum is then the same in any order. */
+function exactRequests(pod: Pod): boolean {
+  for (const key in pod.requests) if (!Number.isSafeInteger(pod.requests[key]!)) return false;
+  return true;
 }
 
 const NO_TAINTS: readonly Taint[] = [];

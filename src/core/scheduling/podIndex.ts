@@ -106,6 +106,11 @@ export class MatchSet {
     return this.namespaces.has(namespace) && matchesSelector(this.selector, labels);
   }
 
+  /** The matching pods if worked out already (what a derived index starts from, PodIndexSeed). */
+  get computed(): readonly number[] | undefined {
+    return this.matched;
+  }
+
   /** Indexes (into the pod index) of matching pods. */
   pods(): readonly number[] {
     if (!this.matched) this.matched = this.index.select(this);
@@ -148,8 +153,13 @@ export class PodIndex {
   /** The pods that count, and (at the same position) the index of the node each is on. */
   readonly pods: readonly Pod[];
   readonly nodeOf: Int32Array;
-  /** Positions of the pods on each node (a uid is looked up on the node the pod is bound to). */
-  private readonly byNode: number[][];
+  /**
+   * Positions of the pods on each node, ascending (a uid is looked up on the node the pod is bound to):
+   * those of node n are byNode[nodeStart[n]] up to byNode[nodeStart[n + 1]]. Two typed arrays filled by
+   * counting, not one array per node: a pass builds this for every simulation it rebuilds.
+   */
+  private readonly nodeStart: Int32Array;
+  private readonly byNode: Int32Array;
   // Built on first use, per label key: a pass asks about the few keys its selectors name, so indexing
   // every label of every pod on each rebuild of the simulation would be wasted.
   private byNamespaceLazy: Map<string, number[]> | undefined;
@@ -161,13 +171,20 @@ export class PodIndex {
     pods: readonly Pod[],
     nodeOf: Int32Array,
     private readonly nodeLabels: readonly Labels[],
+    /** What the index this one was derived from had worked out (see PodIndexSeed). */
+    private readonly seed?: PodIndexSeed,
   ) {
     this.pods = pods;
     this.nodeOf = nodeOf;
-    this.byNode = nodeLabels.map(() => []);
-    for (let i = 0; i < pods.length; i++) this.byNode[nodeOf[i]!]!.push(i);
+    const nodeStart = new Int32Array(nodeLabels.length + 1);
+    for (let i = 0; i < pods.length; i++) nodeStart[nodeOf[i]! + 1]! += 1;
+    for (let n = 0; n < nodeLabels.length; n++) nodeStart[n + 1]! += nodeStart[n]!;
+    const next = nodeStart.slice(0, nodeLabels.length);
+    const byNode = new Int32Array(pods.length);
+    for (let i = 0; i < pods.length; i++) byNode[next[nodeOf[i]!]!++] = i;
+    this.nodeStart = nodeStart;
+    this.byNode = byNode;
   }
-
 
   private get byNamespace(): Map<string, number[]> {
     if (!this.byNamespaceLazy) {
@@ -183,7 +200,17 @@ export class PodIndex {
     let values = this.byLabel.get(key);
     if (!values) {
       values = new Map();
-      for (let i = 0; i < this.pods.length; i++) {
+      const seeded = this.seed?.byLabel.get(key);
+      let from = 0;
+      if (seeded && this.seed) {
+        // The seed's lists moved to their positions here; only the pods it did not have are read.
+        for (const [value, list] of seeded) {
+          const moved = this.seed.moved(list);
+          if (moved.length > 0) values.set(value, moved);
+        }
+        from = this.seed.firstNew;
+      }
+      for (let i = from; i < this.pods.length; i++) {
         const labels = this.pods[i]!.labels;
         if (Object.hasOwn(labels, key)) push(values, labels[key]!, i);
       }
@@ -197,8 +224,11 @@ export class PodIndex {
    * bound to (BoundPods), undefined when it is bound nowhere (then it does not count).
    */
   indexOf(pod: Pod, boundTo: number | undefined): number | undefined {
-    if (boundTo === undefined) return undefined;
-    for (const i of this.byNode[boundTo] ?? []) if (this.pods[i]!.uid === pod.uid) return i;
+    if (boundTo === undefined || boundTo < 0 || boundTo >= this.nodeLabels.length) return undefined;
+    for (let k = this.nodeStart[boundTo]!; k < this.nodeStart[boundTo + 1]!; k++) {
+      const i = this.byNode[k]!;
+      if (this.pods[i]!.uid === pod.uid) return i;
+    }
     return undefined;
   }
 
@@ -219,6 +249,16 @@ export class PodIndex {
   /** Evaluates the selector on the smallest candidate list the index offers. */
   select(set: MatchSet): number[] {
     if (set.selector === undefined) return [];
+    // A value named twice in an `In` tests its pods twice above (and lists them twice): not seeded.
+    const seeded = repeatsAValue(set.selector) ? undefined : this.seed?.matched.get(set.signature);
+    if (seeded && this.seed) {
+      const matched = this.seed.moved(seeded.pods);
+      for (let i = this.seed.firstNew; i < this.pods.length; i++) {
+        const pod = this.pods[i]!;
+        if (set.matches(pod.namespace, pod.labels)) matched.push(i);
+      }
+      return matched;
+    }
     // Each candidate is a union of posting lists; only the smallest one is materialised.
     let best: (readonly number[])[] | undefined;
     let bestSize = Number.POSITIVE_INFINITY;
@@ -251,7 +291,102 @@ export class PodIndex {
     else for (let i = 0; i < this.pods.length; i++) test(i);
     return matched.sort((a, b) => a - b);
   }
+
+  /** Positions of the pods with pod anti-affinity terms, ascending (what buildAntiGroups reads). */
+  antiAffinityHolders(): readonly number[] {
+    if (!this.holders) {
+      let holders: number[] = [];
+      let from = 0;
+      if (this.seed?.holders) {
+        holders = this.seed.moved(this.seed.holders);
+        from = this.seed.firstNew;
+      }
+      for (let i = from; i < this.pods.length; i++) if (this.pods[i]!.podAntiAffinity.length > 0) holders.push(i);
+      this.holders = holders;
+    }
+    return this.holders;
+  }
+
+  private holders: number[] | undefined;
+
+  /**
+   * What an index derived from this one may start from: its label lists, match sets and anti-affinity
+   * holders as worked out so far, moved to their positions there (`positions`: position here ->
+   * position there, -1 for a pod not there; the pods from `firstNew` on there are new). Only data, no
+   * reference to this index, so a chain of derived indexes holds at most one earlier one's lists.
+   */
+  seedFor(positions: Int32Array, firstNew: number): PodIndexSeed {
+    // What this index's own seed offers and nothing has asked of it yet is worked out now (moving the
+    // seed's lists costs far less than reading every pod's labels): a cluster that is only changed
+    // again, never simulated itself (the kube-scheduler check's world), passes its seed on.
+    if (this.seed) {
+      for (const key of this.seed.byLabel.keys()) this.labelValues(key);
+      for (const entry of this.seed.matched.values()) this.matchSet(entry.selector, entry.namespaces).pods();
+      if (this.seed.holders) this.antiAffinityHolders();
+    }
+    const matched = new Map<string, SeededMatch>();
+    for (const [signature, set] of this.matchSets) {
+      const computed = set.computed;
+      if (computed) matched.set(signature, { selector: set.selector, namespaces: set.namespaces, pods: computed });
+    }
+    return new PodIndexSeed(positions, firstNew, new Map(this.byLabel), matched, this.holders);
+  }
 }
+
+/** A match set's pods, with what it matches (a seed holds no reference to the index it came from). */
+interface SeededMatch {
+  readonly selector: LabelSelector | undefined;
+  readonly namespaces: NamespaceScope;
+  readonly pods: readonly number[];
+}
+
+/**
+ * What a derived index (one made by existingNodes.ts deriveIndex from this one's cluster) can reuse.
+ * A pod's labels and namespace never change, and the derived index keeps the pods of the base in their
+ * order (those that stay, or are copies bound elsewhere, at their new positions) and adds its new pods
+ * after them, so each list moved over and completed with the new pods is the list a fresh index makes.
+ */
+export class PodIndexSeed {
+  constructor(
+    private readonly positions: Int32Array,
+    readonly firstNew: number,
+    readonly byLabel: ReadonlyMap<string, ReadonlyMap<string, readonly number[]>>,
+    readonly matched: ReadonlyMap<string, SeededMatch>,
+    readonly holders: readonly number[] | undefined,
+  ) {}
+
+  /** Positions of the base moved here, in the same (ascending) order; pods gone are left out. */
+  moved(list: readonly number[]): number[] {
+    const out: number[] = [];
+    for (const p of list) {
+      const q = this.positions[p]!;
+      if (q >= 0) out.push(q);
+    }
+    return out;
+  }
+}
+
+// One index per indexed cluster (existingNodes.ts indexCluster keeps one per cluster object): every
+// simulator of that cluster shares its lists, and the next cluster's index is seeded from them.
+const podIndexes = new WeakMap<object, PodIndex>();
+
+/** The pod index of an indexed cluster, built on first use (with its seed, when it was derived). */
+export function podIndexOf(indexed: object, build: () => PodIndex): PodIndex {
+  let index = podIndexes.get(indexed);
+  if (!index) {
+    index = build();
+    podIndexes.set(indexed, index);
+  }
+  return index;
+}
+
+/** The pod index built for `indexed`, if any (the base a derived index is seeded from). */
+export function builtPodIndex(indexed: object): PodIndex | undefined {
+  return podIndexes.get(indexed);
+}
+
+const repeatsAValue = (selector: LabelSelector): boolean =>
+  (selector.matchExpressions ?? []).some((e) => e.operator === 'In' && new Set(e.values ?? []).size !== (e.values ?? []).length);
 
 /** What identifies a match set: its selector and its namespaces. */
 export const matchSetSignature = (selector: LabelSelector | undefined, namespaces: NamespaceScope): string =>

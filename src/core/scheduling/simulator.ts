@@ -20,7 +20,7 @@ import { labelsMatchAlternatives } from './nodeAffinity.ts';
 import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
 import { costEfficientOptions, type DemandMix } from './costEfficientTypes.ts';
-import { Namespaces, PodIndex } from './podIndex.ts';
+import { Namespaces, PodIndex, podIndexOf } from './podIndex.ts';
 import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
 import { Stage, volumeHostsSentence } from './reasons.ts';
 import { originalPod, preferenceLadder } from './preferences.ts';
@@ -41,9 +41,10 @@ import type {
 
 export function createSimulator(input: SimulatorInput): Simulator {
   const { cluster } = input;
-  const { nodes, nodeIndexByName, counted, countedNodes, bound } = indexCluster(cluster);
+  const indexed = indexCluster(cluster);
+  const { nodes, nodeIndexByName, counted, countedNodes, bound } = indexed;
   const nodeLabels = nodes.map((n) => n.labels);
-  const index = new PodIndex(counted, countedNodes, nodeLabels);
+  const index = podIndexOf(indexed, () => new PodIndex(counted, countedNodes, nodeLabels, indexed.seed));
   const namespaces = new Namespaces(cluster.namespaces);
   const catalog = typeCatalogOf(input.catalog);
   const pools = buildPools(input.nodePools, catalog, cluster.daemonSets, nodes);

@@ -175,7 +175,9 @@ export function buildAntiGroups(index: PodIndex, namespaces: Namespaces): AntiGr
   }
   const bySignature = new Map<string, Mutable>();
   const { pods, nodeOf } = index;
-  for (let podIndex = 0; podIndex < pods.length; podIndex++) {
+  // Only the pods with anti-affinity terms, in the index's order (a pass builds this for every rebuild
+  // of the simulation, and most pods have none).
+  for (const podIndex of index.antiAffinityHolders()) {
     const pod = pods[podIndex]!;
     const nodeIndex = nodeOf[podIndex]!;
     const terms = pod.podAntiAffinity;
