@@ -2,7 +2,8 @@
 // new nodes Ready in any order, evicted pods bound one at a time by a least-allocated scheduler in an
 // order the plan does not choose. Each case has a twin that differs in one request and is kept.
 import { describe, expect, it } from 'vitest';
-import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
+import { decideWithHeldBack, MAX_DECIDE_AGAIN, runConsolidationPass, type DecisionRound } from '../../src/core/disruption/pass.ts';
+import type { Decision } from '../../src/core/plan.ts';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import type { MethodName } from '../../src/core/disruption/policy.ts';
 import type { Node, NodePool, Pod } from '../../src/core/model/types.ts';
@@ -114,6 +115,59 @@ describe('two deletes evicted together: small pods spread before the large one c
     if (kept === 2) return;
     const cutNode = ['d1', 'd2'].find((n) => !out.disruptedBy.has(n))!;
     expect(out.notes.get(cutNode)?.join(' ')).toMatch(/carried out together with the pass's other commands.*would stay Pending/);
+  });
+});
+
+describe('a pass whose decisions are cut decides the rest again (decideWithHeldBack)', () => {
+  const work = { simulations: 1, podsSimulated: 10, podsIndexed: 100 };
+  const outcome = (decisions: string[], cut: Record<string, string> = {}): DecisionRound => ({
+    decisions: decisions.map((name) => ({ nodes: [name] }) as unknown as Decision),
+    verdicts: [],
+    notes: new Map(),
+    disruptedBy: new Map(),
+    evaluated: new Set(),
+    examined: new Set(),
+    rejectedMoves: [],
+    moves: [],
+    work,
+    cut: new Map(Object.entries(cut)),
+  });
+  /**
+   * A pass in which the first `budget` of `order` not held back are decided, and `cuts` would strand a
+   * pod (the check then cuts it and every decision after it).
+   */
+  const fakePass = (order: string[], cuts: Set<string>, budget: number) => {
+    const rounds: string[][] = [];
+    const given: (string[] | undefined)[] = [];
+    const decide = (held: ReadonlyMap<string, string>, previous?: DecisionRound) => {
+      rounds.push([...held.keys()]);
+      given.push(previous?.decisions.map((d) => d.nodes[0]!));
+      const open = order.filter((n) => !held.has(n)).slice(0, budget);
+      // As keepConcurrentlySafe: the first decision that strands a pod and everything after it go.
+      const firstCut = open.findIndex((n) => cuts.has(n));
+      const kept = firstCut < 0 ? open : open.slice(0, firstCut);
+      return outcome(kept, Object.fromEntries(open.slice(kept.length).map((n) => [n, cuts.has(n) ? `${n} strands a pod` : `with ${n}`])));
+    };
+    return { decide, rounds, given };
+  };
+
+  it.each([
+    ['its only decision is cut: decided again without it, and the next move is taken', ['x', 'y'], ['x'], 1, ['y'], [[], ['x']]],
+    ['a later decision is cut: the first is kept, and the budget it left goes to the next move', ['w', 'x', 'y'], ['x'], 2, ['w', 'y'], [[], ['x']]],
+    ['the first of two is cut (with the second): both held back, the next two taken', ['x', 'y', 'z', 'v'], ['x'], 2, ['z', 'v'], [[], ['x', 'y']]],
+    ['every move is cut: at most two more rounds, then nothing', ['a', 'b', 'c', 'd'], ['a', 'b', 'c', 'd'], 1, [], [[], ['a'], ['a', 'b']]],
+    ['nothing cut: one round', ['a'], [], 1, ['a'], [[]]],
+  ] as const)('%s', (_name, order, cuts, budget, expected, heldPerRound) => {
+    const pass = fakePass([...order], new Set(cuts), budget);
+    const out = decideWithHeldBack(pass.decide);
+    expect(out.decisions.map((d) => d.nodes[0])).toEqual(expected);
+    expect(pass.rounds).toEqual(heldPerRound);
+    expect(pass.rounds.length).toBeLessThanOrEqual(1 + MAX_DECIDE_AGAIN);
+    expect(out.work.simulations).toBe(pass.rounds.length);
+    expect(out).not.toHaveProperty('cut');
+    // Each round after the first is given the one before it (whose kept moves it takes again).
+    expect(pass.given[0]).toBeUndefined();
+    for (let k = 1; k < pass.rounds.length; k++) expect(pass.given[k]).toBeDefined();
   });
 });
 

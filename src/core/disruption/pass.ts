@@ -121,38 +121,43 @@ export interface PassOutcome {
 }
 
 /**
- * How many times a pass decides again after the concurrent check cut some of its decisions. A cut
- * decision usually comes first again in the same order, so without this a pass whose first decision is
- * cut would decide nothing, and the next pass the same: the pass decides again with the cut decisions'
- * nodes held back (they are looked at again next pass, when the other commands are done).
+ * How many times a pass decides again after the concurrent check cut decisions. A cut decision would
+ * come first again in the same order, so a pass whose first decision is cut would decide nothing, and
+ * every pass after it the same, and a pass that keeps a few would leave the rest of its budget unused.
+ * So the pass keeps what the check kept and decides the rest again with the cut decisions' nodes held
+ * back (they are looked at again next pass).
  */
-const MAX_DECIDE_AGAIN = 2;
+export const MAX_DECIDE_AGAIN = 2;
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
+  // The node verdicts depend on the input alone: the first round's serve every round.
+  return decideWithHeldBack((held, previous) => decideOnce(previous ? { ...input, verdicts: previous.verdicts } : input, held, previous?.moves.map((m) => m.proposal) ?? []));
+}
+
+/** A round of deciding and the nodes of the decisions the concurrent check cut in it, with why. */
+export type DecisionRound = PassOutcome & { readonly cut: ReadonlyMap<string, string> };
+
+/**
+ * Runs `decide` with no node held back, and again (at most MAX_DECIDE_AGAIN times) while the concurrent
+ * check cut decisions, each time holding back the cut decisions' nodes too. A round
+ * after the first is given the one before it: the moves that round kept are taken again as they were
+ * (no search), and only the rest of the pass is decided anew. The work of every round is counted.
+ */
+export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, previous?: DecisionRound) => DecisionRound): PassOutcome {
   let held = new Map<string, string>();
-  let outcome = decideOnce(input, held);
-  const work = { ...outcome.work };
-  for (let round = 0; round < MAX_DECIDE_AGAIN && outcome.cut.size > 0; round++) {
-    held = new Map([...held, ...outcome.cut]);
-    const capped = new Map(outcome.decisions.filter((d) => d.cappedAt).map((d) => [[...d.nodes].sort().join(','), d.cappedAt!]));
-    // The node verdicts depend on the input alone: the first round's serve every round.
-    outcome = decideOnce({ ...input, verdicts: outcome.verdicts }, held);
-    for (const key of Object.keys(work) as (keyof Work)[]) work[key] += outcome.work[key];
-    // A decision the cap cut keeps saying so: the nodes held back were eligible for it too.
-    if (capped.size > 0) {
-      const decisions = outcome.decisions.map((d) => {
-        const cap = capped.get([...d.nodes].sort().join(','));
-        return cap && !d.cappedAt ? { ...d, cappedAt: cap } : d;
-      });
-      outcome = { ...outcome, decisions };
-    }
+  let round = decide(held);
+  const work = { ...round.work };
+  for (let again = 0; again < MAX_DECIDE_AGAIN && round.cut.size > 0; again++) {
+    held = new Map([...held, ...round.cut]);
+    round = decide(held, round);
+    for (const key of Object.keys(work) as (keyof Work)[]) work[key] += round.work[key];
   }
-  const { cut: _cut, ...rest } = outcome;
-  return { ...rest, work };
+  const { cut: _cut, ...outcome } = round;
+  return { ...outcome, work };
 }
 
 /** One round of deciding; `held`: nodes a concurrent-check cut holds back this pass, with why. */
-function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): PassOutcome & { readonly cut: ReadonlyMap<string, string> } {
+function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, prefix: readonly Proposal[]): DecisionRound {
   const pools = new Map(input.nodePools.map((p) => [p.name, p]));
   const inFlight = input.inFlight ?? new Set<string>();
   const prices = indexCatalog(input.catalog);
@@ -254,6 +259,47 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): PassOu
   };
   const kubeWorld = checkScheduler ? new KubeSchedulerWorld(checkContext, input.cluster, lazySimulator) : undefined;
 
+  /** Takes a move into the plan: its decision, its budget, and the cluster as it leaves it. */
+  const commit = (proposal: Proposal): void => {
+    const index = decisions.length;
+    const names = replacementNames(index + 1, proposal.replacements.length, input.replacementPrefix);
+    decisions.push(toDecision(proposal, names, archOf));
+    moves.push({ proposal, names });
+    ledger.take(proposal.candidates.map((c) => c.pool.name));
+    for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
+
+    const applied = applyProposal(cluster, proposal, pools, input.nowMs, names);
+    kubeWorld?.commit(proposal, names);
+    cluster = applied.cluster;
+    // Nodes that receive pods get a pod event: under a consolidateAfter wait they are not candidates
+    // again in this pass (Karpenter's disruption-controls design). Without a wait (consolidateAfter
+    // 0s) the event changes nothing, so they stay open with the pods they now hold (so the first plan
+    // goes as far as later passes would; the nodes of the pass are all tainted before any pod is
+    // evicted, so pods still move once, and the kube-scheduler check moves only the pods its world has
+    // on them).
+    const stays = (c: Candidate): boolean => reopenReceivers && c.pool.consolidateAfterMs === 0;
+    for (const c of open) {
+      if (applied.receivingNodes.has(c.node.name) && !disruptedBy.has(c.node.name) && !stays(c)) {
+        note(c.node.name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
+      }
+    }
+    let podsNow: Map<string, Pod[]> | undefined;
+    open = open
+      .filter((c) => !disruptedBy.has(c.node.name) && (!applied.receivingNodes.has(c.node.name) || stays(c)))
+      .map((c) => {
+        if (!applied.receivingNodes.has(c.node.name)) return c;
+        podsNow ??= podsByNode(cluster);
+        const pods = (podsNow.get(c.node.name) ?? []).filter(isReschedulable);
+        return { ...c, pods, disruptionCost: nodeDisruptionCost(c.node, pods, c.pool, input.nowMs) };
+      });
+    simulator = undefined; // the next simulation sees the cluster as this decision leaves it
+  };
+  // Moves a previous round kept (decideWithHeldBack): taken again as they were, without searching.
+  for (const proposal of prefix) {
+    for (const c of proposal.candidates) examined.add(c.node.name);
+    commit(proposal);
+  }
+
   const overWorkLimit = () => input.workLimit !== undefined && workUnits(work) > input.workLimit;
   decide: for (const method of methods) {
     for (;;) {
@@ -286,42 +332,12 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): PassOu
       };
       const proposal = method.next(view);
       if (!proposal) break;
-      const index = decisions.length;
-      const names = replacementNames(index + 1, proposal.replacements.length, input.replacementPrefix);
-      decisions.push(toDecision(proposal, names, archOf));
-      moves.push({ proposal, names });
-      ledger.take(proposal.candidates.map((c) => c.pool.name));
-      for (const c of proposal.candidates) disruptedBy.set(c.node.name, index);
-
-      const applied = applyProposal(cluster, proposal, pools, input.nowMs, names);
-      kubeWorld?.commit(proposal, names);
-      cluster = applied.cluster;
-      // Nodes that receive pods get a pod event: under a consolidateAfter wait they are not candidates
-      // again in this pass (Karpenter's disruption-controls design). Without a wait (consolidateAfter
-      // 0s) the event changes nothing, so they stay open with the pods they now hold (so the first plan
-      // goes as far as later passes would; the nodes of the pass are all tainted before any pod is
-      // evicted, so pods still move once, and the kube-scheduler check moves only the pods its world has
-      // on them).
-      const stays = (c: Candidate): boolean => reopenReceivers && c.pool.consolidateAfterMs === 0;
-      for (const c of open) {
-        if (applied.receivingNodes.has(c.node.name) && !disruptedBy.has(c.node.name) && !stays(c)) {
-          note(c.node.name, `receives pods from decision ${index + 1} of this pass, so it is left alone until they settle`);
-        }
-      }
-      let podsNow: Map<string, Pod[]> | undefined;
-      open = open
-        .filter((c) => !disruptedBy.has(c.node.name) && (!applied.receivingNodes.has(c.node.name) || stays(c)))
-        .map((c) => {
-          if (!applied.receivingNodes.has(c.node.name)) return c;
-          podsNow ??= podsByNode(cluster);
-          const pods = (podsNow.get(c.node.name) ?? []).filter(isReschedulable);
-          return { ...c, pods, disruptionCost: nodeDisruptionCost(c.node, pods, c.pool, input.nowMs) };
-        });
-      simulator = undefined; // the next simulation sees the cluster as this decision leaves it
+      commit(proposal);
     }
   }
 
   const cut = new Map<string, string>();
+
   if (kubeWorld && moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) {
     // The moves were checked one by one, each with only its own replacement there; the actuator starts
     // them all at once, and their new nodes join in no order the plan controls. Place the plan again as
