@@ -133,15 +133,14 @@ export interface PassOutcome {
 export const MAX_DECIDE_AGAIN = 2;
 
 export function runConsolidationPass(input: PassInput): PassOutcome {
-  // The node verdicts depend on the input alone: the first round's serve every round. A work limit (a
-  // projected wave) is for the whole pass: each round gets what the rounds before it left.
-  let spent = 0;
-  return decideWithHeldBack((held, previous) => {
-    const limit = input.workLimit === undefined ? {} : { workLimit: Math.max(0, input.workLimit - spent) };
-    const round = decideOnce({ ...input, ...limit, ...(previous ? { verdicts: previous.verdicts } : {}) }, held);
-    spent += workUnits(round.work);
-    return round;
-  });
+  // A projected wave (a work limit) decides once: deciding again from the start would spend its limit on
+  // the same searches and leave the wave with less than its first round kept.
+  if (input.workLimit !== undefined) {
+    const { cut: _cut, ...outcome } = decideOnce(input, new Map());
+    return outcome;
+  }
+  // The node verdicts depend on the input alone: the first round's serve every round.
+  return decideWithHeldBack((held, previous) => decideOnce(previous ? { ...input, verdicts: previous.verdicts } : input, held));
 }
 
 /** A round of deciding and the nodes of the decisions the concurrent check cut in it, with why. */
