@@ -26,7 +26,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
 import { podKey } from './pods.ts';
-import { bindingOrders, queueOrder, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { bindingOrders, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
@@ -110,12 +110,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   // Within one command the pods come back in whatever order their controllers recreate them: besides the
   // queue's order, smallest first (small pods spread over the emptiest nodes before the large ones come,
   // the order most likely to leave a large pod without room) and shuffled.
-  const withinCommand = {
-    queue: queueOrder,
-    smallestFirst: (pods: readonly Pod[]) => bindingOrders(pods)[1]!,
-    shuffled: (pods: readonly Pod[]) => bindingOrders(pods)[2]!,
-  };
-  const ownReady = (name: string, order: readonly number[], within: (pods: readonly Pod[]) => Pod[] = withinCommand.queue): Order => {
+  const ownReady = (name: string, order: readonly number[], within: (pods: readonly Pod[]) => Pod[] = queueOrder): Order => {
     const pods: Pod[] = deletes.flatMap((i) => within(laidOut.evicted[i]!));
     const availableFrom = new Map<string, number>();
     for (const index of order) {
@@ -126,7 +121,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   };
   const orders: Order[] = [
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
-    ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, withinCommand.smallestFirst),
+    ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, smallestFirstPods),
   ];
   if (replaces.length === 0) {
     // Deletes only: their pods all come back at once, in an order no one controls; a few more of them.
@@ -142,7 +137,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
     ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed))),
     ...RANDOM_SEEDS.map((seed) =>
-      ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), withinCommand.shuffled),
+      ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), shuffledWithinCommand),
     ),
   );
   // Every new node Ready before the replacements' commands drain (after the deletes' pods are bound).

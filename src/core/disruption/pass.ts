@@ -157,13 +157,13 @@ export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, p
   const work = { ...round.work };
   for (let again = 0; again < MAX_DECIDE_AGAIN && round.cut.size > 0; again++) {
     held = new Map([...held, ...round.cut]);
-    const capped = new Map(round.decisions.filter((d) => d.cappedAt).map((d) => [[...d.nodes].sort().join(','), d.cappedAt!]));
+    const capped = new Map(round.decisions.filter((d) => d.cappedAt).map((d) => [nodeSetKey(d), d.cappedAt!]));
     round = decide(held, round);
     for (const key of Object.keys(work) as (keyof Work)[]) work[key] += round.work[key];
     // A decision the cap cut keeps saying so: the nodes now held back were eligible for it too.
     if (capped.size > 0) {
       const decisions = round.decisions.map((d) => {
-        const cap = capped.get([...d.nodes].sort().join(','));
+        const cap = capped.get(nodeSetKey(d));
         return cap && !d.cappedAt ? { ...d, cappedAt: cap } : d;
       });
       round = { ...round, decisions };
@@ -172,6 +172,8 @@ export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, p
   const { cut: _cut, ...outcome } = round;
   return { ...outcome, work };
 }
+
+const nodeSetKey = (decision: Decision): string => [...decision.nodes].sort().join(',');
 
 /** One round of deciding; `held`: nodes a concurrent-check cut holds back this pass, with why. */
 function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): DecisionRound {

@@ -249,8 +249,11 @@ export function bindingOrders(pods: readonly Pod[]): Pod[][] {
   return [largest, [...largest].reverse(), shuffledPods(pods), queueOrder(pods)];
 }
 
+/** Smallest pods first (the largest-first order reversed, as bindingOrders has it). */
+export const smallestFirstPods = (pods: readonly Pod[]): Pod[] => [...pods].sort(largestFirst).reverse();
+
 /** A fixed shuffle of the pods, seeded by their number: the same move is checked the same way. */
-const shuffledPods = (pods: readonly Pod[]): Pod[] => seededShuffle(pods, pods.length * 2654435761);
+export const shuffledPods = (pods: readonly Pod[]): Pod[] => seededShuffle(pods, pods.length * 2654435761);
 
 /** The scheduler queue's order: priority first, then the order given (eviction order). */
 export const queueOrder = (pods: readonly Pod[]): Pod[] =>

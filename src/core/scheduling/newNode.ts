@@ -57,6 +57,12 @@ export class NewNode implements NewNodeDomains {
    */
   reserveCpu = 0;
   reserveMemory = 0;
+
+  /** From now on keep room for a pod of this size (see reserveCpu). */
+  keepRoomFor(cpuMillis: number, memoryBytes: number): void {
+    this.reserveCpu = cpuMillis;
+    this.reserveMemory = memoryBytes;
+  }
   readonly usedOther = new Map<string, number>();
   readonly ports: PortUse[];
   private readonly domainCache = new Map<string, readonly string[] | undefined>();

@@ -551,19 +551,14 @@ function openNewNode(
       else overLimit.push(option);
     }
     const node = new NewNode(state.newNodes.length, pool, shared.catalog, options);
-    if (sizing?.efficiency.roomFromFirstPod) {
-      node.reserveCpu = sizing.mix.largestCpuMillis;
-      node.reserveMemory = sizing.mix.largestMemoryBytes;
-    }
+    const keepRoom = () => sizing && node.keepRoomFor(sizing.mix.largestCpuMillis, sizing.mix.largestMemoryBytes);
+    if (sizing?.efficiency.roomFromFirstPod) keepRoom();
     const evaluation = node.evaluate(p, attempt, state);
     if (evaluation.ok) {
       // Sized for cost: of the types that can take this first pod, only the cheapest per unit stay.
       if (sizing) evaluation.draft.options = costEfficientOptions(evaluation.draft.options, sizing.mix, sizing.efficiency);
       node.commit(p, evaluation.draft);
-      if (sizing) {
-        node.reserveCpu = sizing.mix.largestCpuMillis;
-        node.reserveMemory = sizing.mix.largestMemoryBytes;
-      }
+      keepRoom();
       return { node, reason: '' };
     }
     if (evaluation.stage <= Stage.Resources && overLimit.length > 0) {

@@ -10,6 +10,14 @@ import { launchPricePerHour } from '../prices.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
 import type { PassView, Proposal } from './types.ts';
 
+/** A move of m nodes onto n > 1 new ones, reported as `single-node`/`multi-node` by how many it removes. */
+export function asRepack(proposal: Proposal): Proposal {
+  return { ...proposal, method: proposal.candidates.length === 1 ? 'single-node' : 'multi-node', move: 'm-to-n' };
+}
+
+/** `variant` of `proposal`, still saying so when the command cap cut `proposal`. */
+const keepCap = (variant: Proposal, proposal: Proposal): Proposal => (proposal.cappedAt ? { ...variant, cappedAt: proposal.cappedAt } : variant);
+
 /** Types up to this much dearer per unit than the cheapest may still be chosen (room to fit the pods' mix). */
 export const COST_EFFICIENT_SIZING: NewNodeEfficiency = { pricePerHour: launchPricePerHour, tolerance: 0.15 };
 /**
@@ -42,7 +50,7 @@ export function* movesToCheck(view: PassView, proposal: Proposal): Generator<Pro
     sizing: ROOM_KEEPING_SIZING,
   });
   if (!verdict.ok) return;
-  yield { ...verdict.proposal, ...(proposal.move ? { move: proposal.move } : {}), ...(proposal.cappedAt ? { cappedAt: proposal.cappedAt } : {}) };
+  yield keepCap(proposal.move ? { ...verdict.proposal, move: proposal.move } : verdict.proposal, proposal);
 }
 
 /** `proposal`, or the same nodes moved onto cost-sized new nodes when that saves more. */
@@ -54,6 +62,5 @@ export function cheaperWithCostSizedNodes(view: PassView, proposal: Proposal): P
   });
   if (!verdict.ok || verdict.proposal.savingsPerHour <= proposal.savingsPerHour + 1e-9) return proposal;
   const sized = verdict.proposal;
-  const method: Proposal['method'] = sized.candidates.length === 1 ? 'single-node' : 'multi-node';
-  return sized.replacements.length >= 2 ? { ...sized, method, move: 'm-to-n', ...(proposal.cappedAt ? { cappedAt: proposal.cappedAt } : {}) } : { ...sized, ...(proposal.cappedAt ? { cappedAt: proposal.cappedAt } : {}) };
+  return keepCap(sized.replacements.length >= 2 ? asRepack(sized) : sized, proposal);
 }

@@ -52,14 +52,14 @@ export function evaluateRemoval(
   // Pending pods that have a place now must keep one (pendingPods.ts).
   const pending = placeablePendingPods(view.cluster, view.simulator);
   const pendingUids = new Set(pending.map((p) => p.uid));
-  const full = view.simulator.simulate({
+  const request = {
     excludedNodes: new Set(candidates.map((c) => c.node.name)),
-    pods: pending.length > 0 ? [...pods, ...pending] : pods,
     maxNewNodes,
     stopAtFirstFailure: true,
     newNodeTypes,
     ...(options.sizing ? { costEfficientNewNodes: options.sizing } : {}),
-  });
+  };
+  const full = view.simulator.simulate({ ...request, pods: pending.length > 0 ? [...pods, ...pending] : pods });
   if (!full.allScheduled) {
     const first = full.unschedulable[0]!;
     if (pendingUids.has(first.pod.uid)) {
@@ -68,14 +68,7 @@ export function evaluateRemoval(
     // Pods are placed largest first, so a candidate's pod may be the one left over when pending pods
     // took the room: say that it is the pending pods' room, when without them the move would fit.
     if (pending.length > 0) {
-      const alone = view.simulator.simulate({
-        excludedNodes: new Set(candidates.map((c) => c.node.name)),
-        pods,
-        maxNewNodes,
-        stopAtFirstFailure: true,
-        newNodeTypes,
-        ...(options.sizing ? { costEfficientNewNodes: options.sizing } : {}),
-      });
+      const alone = view.simulator.simulate({ ...request, pods });
       if (alone.allScheduled) {
         const names = pending.slice(0, 3).map(podKey).join(', ');
         return { ok: false, reason: `its pods fit elsewhere only in the room that pending pod(s) ${names}${pending.length > 3 ? ', ...' : ''} need, which would leave a pending pod with nowhere to run` };

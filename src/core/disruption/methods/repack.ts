@@ -15,17 +15,13 @@
 import type { Candidate } from '../candidates.ts';
 import { launchPricePerHour } from '../prices.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
+import { asRepack } from './costEfficient.ts';
 import { better, cappedOrderings, firstAccepted, markCapped, prefixSizes } from './multiNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
 /** A merge of k nodes may launch at most this many (and always fewer than k). */
 export const MAX_REPACK_NEW_NODES = 8;
 
-const methodFor = (candidates: readonly Candidate[]): Proposal['method'] => (candidates.length === 1 ? 'single-node' : 'multi-node');
-
-function tag(proposal: Proposal): Proposal {
-  return { ...proposal, method: methodFor(proposal.candidates), move: 'm-to-n' };
-}
 
 export function createRepack(): ConsolidationMethod {
   const splitTried = new Set<string>();
@@ -49,7 +45,7 @@ export function createRepack(): ConsolidationMethod {
           if (seen.has(key)) continue;
           seen.add(key);
           const verdict = evaluateRemoval(view, prefix, 'multi-node', { maxNewNodes: Math.min(size - 1, MAX_REPACK_NEW_NODES), move: 'm-to-n' });
-          if (verdict.ok && verdict.proposal.replacements.length >= 2) found.push(tag(verdict.proposal));
+          if (verdict.ok && verdict.proposal.replacements.length >= 2) found.push(asRepack(verdict.proposal));
         }
       }
       const merge = markCapped(firstAccepted(view, found), view.maxNodesPerCommand, capped.available);
@@ -74,7 +70,7 @@ export function createRepack(): ConsolidationMethod {
           continue;
         }
         if (verdict.proposal.replacements.length < 2) continue; // a one-for-one swap is single-node's
-        const proposal = tag(verdict.proposal);
+        const proposal = asRepack(verdict.proposal);
         const rejected = view.schedulerCheck(proposal);
         if (rejected !== undefined) {
           view.note(candidate.node.name, rejected);
