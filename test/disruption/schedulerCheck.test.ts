@@ -123,6 +123,55 @@ describe('kube-scheduler world of a pass', () => {
     expect(kube.check(deleteOf(d))).toMatch(/would stay Pending/);
     expect(placed[0]!.sort()).toEqual(['fill-d', 'small-d']);
   });
+
+  it('a move refused once is refused again without placing its pods until the world changes', () => {
+    const { kube, placed, b, c, d } = world();
+    const first = deleteOf(c);
+    kube.commit(first, []);
+    placed.length = 0;
+    const refused = kube.check(deleteOf(b));
+    expect(refused).toMatch(/would stay Pending/);
+    expect(placed).toHaveLength(1);
+    // The same nodes and pods offered again (a variant that came out alike): the same answer, no placement.
+    expect(kube.check(deleteOf(b))).toBe(refused);
+    expect(placed).toHaveLength(1);
+    // Another move is placed as before.
+    kube.check(deleteOf(d));
+    expect(placed).toHaveLength(2);
+    // A commit changes the world: the refused move is placed again.
+    const fine = deleteOf();
+    kube.commit(fine, []);
+    expect(kube.check(deleteOf(b))).toMatch(/would stay Pending/);
+    expect(placed).toHaveLength(3);
+  });
+
+  it('a checked move passed on as a copy (marked as cut by the command cap) is committed without placing its pods again', () => {
+    const { kube, placed, c } = world();
+    const move = deleteOf(c);
+    expect(kube.check(move)).toBeUndefined();
+    const checks = placed.length;
+    kube.commit({ ...move, cappedAt: { maxNodes: 1, eligible: 3 } }, []);
+    expect(placed).toHaveLength(checks);
+    // A move that was not the one checked is placed at commit (in queue order only).
+    const { kube: other, placed: otherPlaced, c: otherC } = world();
+    other.commit(deleteOf(otherC), []);
+    expect(otherPlaced).toHaveLength(1);
+  });
+
+  it('binds smallest first before the other orders: a move that strands a pod that way costs one placement', () => {
+    // `fragile`'s move (delete c): largest first holds, smallest first strands the 2000m pod.
+    const start = fragile();
+    const [, , c] = start.nodes;
+    const placed: string[][] = [];
+    const factory = (input: SimulatorInput): Simulator => {
+      const inner = createSimulator(input);
+      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
+    };
+    const kube = new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start);
+    const pods = start.pods.filter((p) => p.nodeName === 'c');
+    expect(kube.check(deleteOf(candidate(c!, pods)))).toMatch(/pod default\/large would stay Pending/);
+    expect(placed).toEqual([['small', 'large']]);
+  });
 });
 
 describe('a node that received pods earlier in the pass (consolidateAfter 0s)', () => {

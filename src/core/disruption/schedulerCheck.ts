@@ -14,7 +14,7 @@
 // the pass starts acting, so such a pod has to find a node elsewhere, and the room it takes is gone for
 // this move's pods). A check therefore costs the pods of one move, not every pod moved so far.
 // If a pod finds no node in either order, the move is refused with the reason.
-import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
+import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import { createSimulator, largestFirst } from '../scheduling/simulator.ts';
 import type { Placement, Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { applyProposal, destinations, replacementNames, replacementNodes } from './applyDecision.ts';
@@ -55,6 +55,11 @@ export class KubeSchedulerWorld {
   /** True once a committed move took pods an earlier move had sent to its nodes (see planCheck.ts). */
   reshuffled = false;
   private last: Checked | undefined;
+  /**
+   * Moves refused since the last commit, by what the check of each placed (see `place`): a method may
+   * offer the same move again (a variant that came out alike), and the world has not changed since.
+   */
+  private readonly refused = new Map<string, string>();
   /** False while every committed move moved no pod: the world is then the pass's own cluster. */
   private diverged = false;
 
@@ -81,7 +86,11 @@ export class KubeSchedulerWorld {
 
   /** Takes an accepted move into the world: its nodes go, its replacements join, its pods land. */
   commit(proposal: Proposal, names: readonly string[]): void {
-    let checked = this.last?.proposal === proposal ? this.last : undefined;
+    // The move checked last, also when the method passed it on marked as cut by the command cap (a copy
+    // with the same nodes, replacements and simulation): placing its pods again would place them alike.
+    const last = this.last?.proposal;
+    const same = last !== undefined && last.candidates === proposal.candidates && last.replacements === proposal.replacements && last.simulation === proposal.simulation;
+    let checked = same ? this.last : undefined;
     if (!checked) {
       // A move taken without a check (emptiness, or checks turned off): place its pods all the same; a
       // pod that finds no node is left out of the world (it would be Pending).
@@ -116,6 +125,7 @@ export class KubeSchedulerWorld {
     for (const name of names) this.replacementAt.set(name, this.commits);
     if (checked ? checked.moved.length > 0 : proposal.candidates.some((c) => c.pods.length > 0)) this.diverged = true;
     this.simulator = undefined;
+    this.refused.clear();
   }
 
   /**
@@ -148,19 +158,31 @@ export class KubeSchedulerWorld {
     if (moved.length === 0) return { proposal, placements: new Map(), moved, checkNames: [] };
     if (proposal.replacements.length === 0) {
       // Nothing is added: the world's simulator answers, with the move's nodes excluded.
+      const key = mustPlaceAll ? refusalKey(nodes, moved, [], undefined) : undefined;
+      const known = key === undefined ? undefined : this.refused.get(key);
+      if (known !== undefined) return known;
       const simulator = !this.diverged && this.passSimulator ? this.passSimulator : (this.simulator ??= this.build(this.cluster));
-      return this.placeAll(proposal, simulator, nodes, moved, [], mustPlaceAll);
+      return this.remember(key, this.placeAll(proposal, simulator, nodes, moved, [], mustPlaceAll));
     }
     const checkNames = replacementNames(0, proposal.replacements.length).map((n) => `${n}-check`);
     // The move applied without its moved pods (they are placed again), as one change of the world.
     const added = replacementNodes(this.cluster, proposal, this.ctx.pools, this.ctx.nowMs, checkNames);
+    const rebound = notMoved(destinations(proposal, checkNames), moved);
+    const key = mustPlaceAll ? refusalKey(nodes, moved, added.nodes, rebound) : undefined;
+    const known = key === undefined ? undefined : this.refused.get(key);
+    if (known !== undefined) return known;
     const cluster: Cluster = changeCluster(this.cluster, {
       removedNodes: nodes,
-      rebound: notMoved(destinations(proposal, checkNames), moved),
+      rebound,
       addedNodes: added.nodes,
       addedPods: added.pods,
     });
-    return this.placeAll(proposal, this.build(cluster), new Set(), unbind(moved), checkNames, mustPlaceAll);
+    return this.remember(key, this.placeAll(proposal, this.build(cluster), new Set(), unbind(moved), checkNames, mustPlaceAll));
+  }
+
+  private remember(key: string | undefined, result: Checked | string): Checked | string {
+    if (key !== undefined && typeof result === 'string') this.refused.set(key, result);
+    return result;
   }
 
   /**
@@ -193,7 +215,13 @@ export class KubeSchedulerWorld {
     // sent to the last bits of room elsewhere) leaves a pod Pending when a small one takes the empty new
     // node first. So largest first, smallest first and a shuffled order must all hold; the queue
     // order's placement comes last and is the one kept.
-    const orders = mustPlaceAll ? bindingOrders(own).map((pods) => [...first, ...pods]) : [[...first, ...queueOrder(own)]];
+    // Smallest first goes first: it is the order that most often strands a large pod, and a refused move
+    // then costs one placement instead of two.
+    const checkedOrders = (): Pod[][] => {
+      const [largest, smallest, shuffled, queue] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[]];
+      return [smallest, largest, shuffled, queue];
+    };
+    const orders = (mustPlaceAll ? checkedOrders() : [queueOrder(own)]).map((pods) => [...first, ...pods]);
     let placements: readonly Placement[] = [];
     for (const pods of orders) {
       const result = simulator.simulate({
@@ -221,6 +249,15 @@ export class KubeSchedulerWorld {
   private build(cluster: Cluster): Simulator {
     return (this.ctx.simulatorFactory ?? createSimulator)({ cluster, nodePools: this.ctx.nodePools, catalog: this.ctx.catalog });
   }
+}
+
+/**
+ * Everything a check's placement depends on besides the world: the nodes the move takes away, the pods it
+ * places again (in their order), the replacements it adds (as the check builds them) and where the rest
+ * of the search's pods are bound. Two moves alike in all of these are placed alike.
+ */
+function refusalKey(nodes: ReadonlySet<string>, moved: readonly Pod[], added: readonly Node[], rebound: ReadonlyMap<string, string> | undefined): string {
+  return JSON.stringify([[...nodes], moved.map((p) => p.uid), added, rebound ? [...rebound] : []]);
 }
 
 /**

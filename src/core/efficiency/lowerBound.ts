@@ -65,6 +65,13 @@ interface Kind {
   readonly count: number | undefined;
 }
 
+/** The kinds open to a pod spec: a number per distinct list, the list, the same as a set. */
+interface Compatible {
+  readonly id: number;
+  readonly list: readonly number[];
+  readonly members: ReadonlySet<number>;
+}
+
 interface PodShape {
   readonly cpu: number;
   readonly memory: number;
@@ -130,14 +137,16 @@ export function clusterLowerBound(input: LowerBoundInput): LowerBound {
     }
   }
 
-  // Which kinds each pod may use, worked out once per pod spec (a workload's replicas share it).
-  const bySpec = new Map<string, number[]>();
-  const compatibleKinds = (pod: Pod): number[] => {
+  // Which kinds each pod may use, worked out once per pod spec (a workload's replicas share it). Each
+  // distinct list gets a number, so that a class's key never spells out a list of a thousand kinds.
+  const bySpec = new Map<string, Compatible>();
+  const byList = new Map<string, Compatible>();
+  const compatibleKinds = (pod: Pod): Compatible => {
     const shape = shapeOf(pod);
     const spec = JSON.stringify([pod.tolerations, nodeConstraintAlternatives(pod), pod.volumeZones ?? null, shape]);
-    let list = bySpec.get(spec);
-    if (!list) {
-      list = [];
+    let known = bySpec.get(spec);
+    if (!known) {
+      const list: number[] = [];
       const alternatives = nodeConstraintAlternatives(pod);
       const sets = alternativeSets(alternatives);
       const zones = pod.volumeZones ? new Set(pod.volumeZones) : undefined;
@@ -155,9 +164,12 @@ export function clusterLowerBound(input: LowerBoundInput): LowerBound {
         if (!sets.some((set) => offeringMatches(set, typeCatalog, l))) continue;
         list.push(l.kind);
       }
-      bySpec.set(spec, list);
+      const listKey = list.join(',');
+      known = byList.get(listKey) ?? { id: byList.size, list, members: new Set(list) };
+      byList.set(listKey, known);
+      bySpec.set(spec, known);
     }
-    return list;
+    return known;
   };
 
   // Classes: pods with the same kinds open to them (their own node included) and, for the capacity
@@ -165,16 +177,17 @@ export function clusterLowerBound(input: LowerBoundInput): LowerBound {
   // only when the exact problem would be too large to solve.
   const maxEntries = input.maxEntries ?? DEFAULT_MAX_ENTRIES;
   for (const grid of [1, 1.05, 1.15, 1.4, 2, 4]) {
-    const classes = new Map<string, { kinds: number[]; cpu: number; memory: number; count: number }>();
+    const classes = new Map<string, { kinds: readonly number[]; cpu: number; memory: number; count: number }>();
     for (const { pod, origin } of movable) {
       const open = compatibleKinds(pod);
-      const all = open.includes(origin) ? open : [origin, ...open];
+      // Its own node comes first when no rule above lets it back there (its pods are there already).
+      const home = open.members.has(origin);
       const cpu = roundDown(pod.requests[CPU] ?? 0, grid);
       const memory = roundDown(pod.requests[MEMORY] ?? 0, grid);
-      const key = `${all.join(',')}|${cpu}|${memory}`;
+      const key = `${open.id}|${home ? '' : origin}|${cpu}|${memory}`;
       const known = classes.get(key);
       if (known) known.count += 1;
-      else classes.set(key, { kinds: all, cpu, memory, count: 1 });
+      else classes.set(key, { kinds: home ? open.list : [origin, ...open.list], cpu, memory, count: 1 });
     }
     const lp = buildProgram([...classes.values()], kinds);
     if (grid < 4 && lp.rows.length * lp.costs.length > maxEntries) continue;

@@ -73,7 +73,7 @@ export interface AttemptContext {
  */
 export function buildAttempt(p: PreparedPod, ctx: AttemptContext): TopologyAttempt | undefined {
   const { counts } = ctx;
-  const placedRepel: PlacedRepel[] = counts.repellingTerms(p.pod.namespace, p.pod.labels);
+  const placedRepel: PlacedRepel[] = counts.repellingTerms(p.pod.namespace, p.pod.labels, p.labelPairs);
   if (p.affinity.length === 0 && p.antiAffinity.length === 0 && p.spread.length === 0 && p.repelledBy.length === 0 && placedRepel.length === 0) {
     return undefined;
   }

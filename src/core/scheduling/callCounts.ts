@@ -28,7 +28,7 @@ const pairKey = (key: string, value: string): string => `${key}\u0000${value}`;
 // search tries many prefixes of one candidate list): their label pairs are worked out once.
 const pairKeysOfLabels = new WeakMap<Labels, readonly string[]>();
 
-function labelPairKeys(labels: Labels): readonly string[] {
+export function labelPairKeys(labels: Labels): readonly string[] {
   let keys = pairKeysOfLabels.get(labels);
   if (!keys) {
     const list: string[] = [];
@@ -123,10 +123,10 @@ class SetIndex<V> {
     }
   }
 
-  /** The values of the sets matching a pod. */
-  matching(namespace: string, labels: Labels, visit: (value: V) => void): void {
+  /** The values of the sets matching a pod (`pairs`: its labels' pair keys, when known). */
+  matching(namespace: string, labels: Labels, visit: (value: V) => void, pairs?: readonly string[]): void {
     if (this.byPair.size > 0) {
-      for (const pair of labelPairKeys(labels)) {
+      for (const pair of pairs ?? labelPairKeys(labels)) {
         const sets = this.byPair.get(pair);
         if (!sets) continue;
         for (const set of sets) if (set.matches(namespace, labels)) visit(this.values.get(set)!);
@@ -164,14 +164,20 @@ export class CallCounts {
   placed(placed: PlacedPod): void {
     const seq = this.view.placed.length - 1;
     const { namespace, labels } = placed.pod;
-    for (const k of labelPairKeys(labels)) {
+    const pairs = placed.labelPairs ?? labelPairKeys(labels);
+    for (const k of pairs) {
       const list = this.placedByPair.get(k);
       if (list) list.push(seq);
       else this.placedByPair.set(k, [seq]);
     }
-    this.trackers.matching(namespace, labels, (trackers) => {
-      for (const tracker of trackers) this.add(tracker, placed);
-    });
+    this.trackers.matching(
+      namespace,
+      labels,
+      (trackers) => {
+        for (const tracker of trackers) this.add(tracker, placed);
+      },
+      pairs,
+    );
     placed.antiTerms.forEach((term, index) => {
       const entry: TermEntry = { seq, term: index, placed, key: term.key };
       const list = this.terms.values.get(term.matchSet);
@@ -213,11 +219,17 @@ export class CallCounts {
   }
 
   /** Placed pods whose anti-affinity terms select this pod, in the order they were placed (then term order). */
-  repellingTerms(namespace: string, labels: Labels): { placed: PlacedPod; key: string }[] {
+  repellingTerms(namespace: string, labels: Labels, pairs?: readonly string[]): { placed: PlacedPod; key: string }[] {
     const found: TermEntry[] = [];
-    this.terms.matching(namespace, labels, (entries) => {
-      for (const entry of entries) found.push(entry);
-    });
+    this.terms.matching(
+      namespace,
+      labels,
+      (entries) => {
+        for (const entry of entries) found.push(entry);
+      },
+      pairs,
+    );
+    if (found.length === 0) return [];
     found.sort((a, b) => a.seq - b.seq || a.term - b.term);
     return found.map(({ placed, key }) => ({ placed, key }));
   }

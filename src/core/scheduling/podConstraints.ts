@@ -14,6 +14,7 @@ import {
   setCompatible,
 } from './nodeAffinity.ts';
 import type { PoolInfo } from './nodePools.ts';
+import { labelPairKeys } from './callCounts.ts';
 import { matchSetSignature, type Namespaces, type PodIndex } from './podIndex.ts';
 import { allowsValue, ANY, type RequirementSet } from './requirements.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
@@ -50,6 +51,8 @@ export interface PreparedPod {
    * pod would take pods x nodes bytes, 785 MB per simulator at 5,000 nodes and 157k pods.
    */
   readonly staticVerdicts: Int8Array;
+  /** Its labels as the pair keys a simulation's topology counts file pods under (callCounts.ts). */
+  readonly labelPairs: readonly string[];
 }
 
 export interface PrepareContext {
@@ -128,6 +131,7 @@ export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
     repelledBy: ctx.antiGroups.matching(pod),
     topologyIndex: ctx.index.indexOf(pod, ctx.bound.nodeIndexOf(pod)),
     staticVerdicts: sharedStaticVerdicts(staticSignature, ctx),
+    labelPairs: labelPairKeys(pod.labels),
   };
 }
 

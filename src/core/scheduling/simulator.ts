@@ -101,7 +101,7 @@ const compareNames = (a: Pod, b: Pod): number => compare(a.namespace, b.namespac
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function simulate(shared: Shared, request: SimulationRequest): SimulationResult {
-  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.bound, shared.index, request.excludedNodes, request.pods, shared.cpuOrder);
+  const state = new CallState(shared.nodes, shared.nodeIndexByName, shared.bound, shared.index, request.excludedNodes, request.pods, shared.cpuOrder, request.placement !== 'least-allocated');
   const allowed = request.newNodePools ? new Set(request.newNodePools) : undefined;
   const pools = allowed ? shared.pools.filter((p) => allowed.has(p.name)) : shared.pools;
   const maxNewNodes = Math.max(0, Math.floor(request.maxNewNodes));
@@ -167,11 +167,13 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     placements.push({ pod: original, nodeName: opened.node.hostname });
     return true;
   };
+  // The same for every pod: state.newNodes is the list new nodes are added to.
+  const attemptContext = { view: state, counts: state.counts, newNodes: state.newNodes, domainPools };
   for (const p of ordered) {
     position += 1;
     state.closedForPod = closed && movedOffStayingNode(shared, p.pod) ? closed : undefined;
     if (respect && preferenceLadder(p.pod).some((step) => placeStep(shared.prepare(step), p.pod))) continue;
-    const attempt = buildAttempt(p, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
+    const attempt = buildAttempt(p, attemptContext);
 
     const existing =
       request.placement === 'least-allocated'

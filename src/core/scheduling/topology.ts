@@ -20,6 +20,8 @@ export interface PlacedPod {
   /** That existing node's labels. */
   readonly nodeLabels: Labels | undefined;
   readonly newNode: NewNodeDomains | undefined;
+  /** The pod's labels as the pair keys topology counts file them under, when already worked out. */
+  readonly labelPairs?: readonly string[];
 }
 
 /** What topology needs to know of a new node. */
