@@ -3,6 +3,8 @@
 // (leastAllocated.ts); each pod must still land where examining every node would put it.
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/core/model/types.ts';
+import type { ExistingNode } from '../../src/core/scheduling/existingNodes.ts';
+import { LeastAllocatedOrder, scoreAfter } from '../../src/core/scheduling/leastAllocated.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import { cluster, Gi, m5Catalog, Mi, node, nodePool, pod } from '../builders.ts';
 import { placedBy, random, referencePlacement, type Choose } from './reference.ts';
@@ -53,5 +55,73 @@ describe('least-allocated placement matches examining every node', () => {
     });
     expect(moving.length).toBeGreaterThan(0);
     expect(placedBy(result)).toEqual(referencePlacement(nodes, bound, excluded, moving, leastAllocated));
+  });
+});
+
+// The order itself, with blocks of 2 and 3 nodes (they split and empty as nodes move), against a plain
+// scan of every node: after each change, each pod size must get the same node.
+describe('least-allocated order kept in blocks', () => {
+  const SIZES = [
+    [100, 64 * Mi],
+    [500, Gi],
+    [1500, 512 * Mi],
+    [250, 6 * Gi],
+    [3000, 8 * Gi],
+  ] as const;
+
+  it.each([
+    { seed: 1, blockSize: 2 },
+    { seed: 2, blockSize: 3 },
+    { seed: 3, blockSize: 2 },
+    { seed: 4, blockSize: 32 },
+  ])('random rooms and moves, seed $seed, blocks of $blockSize', ({ seed, blockSize }) => {
+    const rand = random(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+    const nodes = Array.from({ length: 40 }, (_, i) => {
+      const shape = pick(SHAPES);
+      return { index: i, name: `n${String(i).padStart(2, '0')}`, node: node({ name: `n${i}`, allocatable: { ...shape } }) } as unknown as ExistingNode;
+    });
+    // Packed: most nodes lack the cpu or the memory of the larger sizes.
+    const rooms = nodes.map((n) => ({
+      cpu: Math.floor(rand() * (n.node.allocatable['cpu']! + 1)),
+      memory: Math.floor(rand() * (n.node.allocatable['memory']! + 1)),
+      pods: Math.floor(rand() * 4),
+    }));
+    const order = new LeastAllocatedOrder(nodes, nodes.map((n) => n.index), (i) => rooms[i]!, blockSize);
+    const listed = new Set(nodes.filter((n) => rooms[n.index]!.pods >= 1).map((n) => n.index));
+    const blocked = new Set(nodes.filter(() => rand() < 0.15).map((n) => n.index));
+    const scan = (cpu: number, memory: number): number | undefined => {
+      let best: number | undefined;
+      let bestScore = Number.NEGATIVE_INFINITY;
+      for (const i of [...listed].sort((a, b) => nodes[a]!.name.localeCompare(nodes[b]!.name))) {
+        const room = rooms[i]!;
+        if (room.cpu < cpu || room.memory < memory || blocked.has(i)) continue;
+        const score = scoreAfter({ cpuAllocatable: nodes[i]!.node.allocatable['cpu']!, memoryAllocatable: nodes[i]!.node.allocatable['memory']! }, room, cpu, memory);
+        if (score > bestScore + 1e-12) {
+          best = i;
+          bestScore = score;
+        }
+      }
+      return best;
+    };
+    let placedSomewhere = 0;
+    for (let step = 0; step < 300; step++) {
+      const [cpu, memory] = pick(SIZES);
+      const expected = scan(cpu, memory);
+      const feasible = (i: number) => rooms[i]!.cpu >= cpu && rooms[i]!.memory >= memory && !blocked.has(i);
+      expect(order.best(cpu, memory, feasible)).toBe(expected);
+      // Move a node: a pod lands on the chosen one, or another node frees or takes room.
+      const i = expected !== undefined && rand() < 0.7 ? expected : pick(nodes).index;
+      if (!listed.has(i)) continue;
+      const room = rooms[i]!;
+      rooms[i] =
+        i === expected
+          ? { cpu: room.cpu - cpu, memory: room.memory - memory, pods: room.pods - 1 }
+          : { cpu: room.cpu + pick([-200, 300, 700]), memory: room.memory + pick([-Gi, Gi]), pods: room.pods };
+      if (i === expected) placedSomewhere++;
+      order.update(i, rooms[i]!);
+      if (rooms[i]!.pods < 1) listed.delete(i);
+    }
+    expect(placedSomewhere).toBeGreaterThan(20);
   });
 });

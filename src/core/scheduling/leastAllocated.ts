@@ -8,15 +8,31 @@
 // the order by free share now is the order by score: the first feasible node of each group is that
 // group's best, and only one node per group has to win on score. Groups are few (instance types), so a
 // pod costs (groups) plus the infeasible nodes it passes over. A node whose pod slots are used up leaves
-// its group for the rest of the simulation.
+// its group for the rest of the simulation. Each group's order is kept in blocks that know their most
+// free cpu and memory, so the nodes a pod could not fit on anyway are passed over a block at a time.
 import type { ExistingNode } from './existingNodes.ts';
 
 interface Group {
   readonly cpuAllocatable: number;
   readonly memoryAllocatable: number;
-  /** Node indexes by (free share, descending; name). */
-  readonly order: number[];
+  /** Node indexes by (free share, descending; name), cut into blocks of about BLOCK_SIZE. */
+  readonly blocks: Block[];
 }
+
+/**
+ * A run of a group's order with the most free cpu and the most free memory of any node in it. In a
+ * packed cluster most nodes lack the cpu (or the memory) a pod asks even where their other resource
+ * leaves them near the top of the order; at 1,000 nodes a pod passed over about 150 such nodes before
+ * these bounds let it pass over whole blocks of them.
+ */
+interface Block {
+  readonly nodes: number[];
+  maxCpu: number;
+  maxMemory: number;
+}
+
+/** Nodes per block of a group's order (a block splits at twice this). */
+export const BLOCK_SIZE = 32;
 
 /** A node's free room in this simulation. */
 export interface FreeRoom {
@@ -30,72 +46,100 @@ export class LeastAllocatedOrder {
   private readonly groupOf = new Map<number, Group>();
   /** Free share (cpu + memory) each listed node is sorted by, by node index. */
   private readonly share: Float64Array;
+  /** Free cpu and memory of each listed node, by node index. */
+  private readonly freeCpu: Float64Array;
+  private readonly freeMemory: Float64Array;
 
   /** `candidates`: the receiving nodes of the simulation that are not excluded. */
   constructor(
     private readonly nodes: readonly ExistingNode[],
     candidates: Iterable<number>,
     free: (nodeIndex: number) => FreeRoom,
+    private readonly blockSize = BLOCK_SIZE,
   ) {
     this.share = new Float64Array(nodes.length);
-    const byShape = new Map<string, Group>();
+    this.freeCpu = new Float64Array(nodes.length);
+    this.freeMemory = new Float64Array(nodes.length);
+    const byShape = new Map<string, { group: Group; order: number[] }>();
     for (const i of candidates) {
       const room = free(i);
       if (room.pods < 1) continue;
       const { cpu, memory } = allocatable(nodes[i]!);
       const shape = `${cpu}/${memory}`;
-      let group = byShape.get(shape);
-      if (!group) {
-        group = { cpuAllocatable: cpu, memoryAllocatable: memory, order: [] };
-        byShape.set(shape, group);
-        this.groups.push(group);
+      let entry = byShape.get(shape);
+      if (!entry) {
+        entry = { group: { cpuAllocatable: cpu, memoryAllocatable: memory, blocks: [] }, order: [] };
+        byShape.set(shape, entry);
+        this.groups.push(entry.group);
       }
-      group.order.push(i);
-      this.groupOf.set(i, group);
-      this.share[i] = shareOf(group, room);
+      entry.order.push(i);
+      this.groupOf.set(i, entry.group);
+      this.note(entry.group, i, room);
     }
-    for (const group of this.groups) group.order.sort((a, b) => this.compare(a, b));
+    for (const { group, order } of byShape.values()) {
+      order.sort((a, b) => this.compare(a, b));
+      for (let k = 0; k < order.length; k += blockSize) {
+        const block: Block = { nodes: order.slice(k, k + blockSize), maxCpu: 0, maxMemory: 0 };
+        this.bound(block);
+        group.blocks.push(block);
+      }
+    }
   }
 
   /** The node's room changed (a pod was placed there): move it to its new place, or off the list. */
   update(nodeIndex: number, room: FreeRoom): void {
     const group = this.groupOf.get(nodeIndex);
     if (!group) return;
-    group.order.splice(this.position(group, nodeIndex), 1);
+    this.remove(group, nodeIndex);
     if (room.pods < 1) {
       this.groupOf.delete(nodeIndex);
       return;
     }
-    this.share[nodeIndex] = shareOf(group, room);
-    group.order.splice(this.position(group, nodeIndex), 0, nodeIndex);
+    this.note(group, nodeIndex, room);
+    this.insert(group, nodeIndex);
   }
 
   /**
    * The feasible node with the best score for a pod of `cpu` and `memory`, or undefined when none is.
-   * `feasible` says whether the pod may go there; `skip` leaves a node out for this pod only.
+   * `feasible` says whether the pod may go there (its cpu and memory are checked here first, with the
+   * same sums); `skip` leaves a node out for this pod only.
    */
-  best(
-    cpu: number,
-    memory: number,
-    room: (nodeIndex: number) => FreeRoom,
-    feasible: (nodeIndex: number) => boolean,
-    skip?: (nodeIndex: number) => boolean,
-  ): number | undefined {
+  best(cpu: number, memory: number, feasible: (nodeIndex: number) => boolean, skip?: (nodeIndex: number) => boolean): number | undefined {
     let best = -1;
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const group of this.groups) {
-      for (const i of group.order) {
-        if (skip?.(i) || !feasible(i)) continue;
-        const free = room(i);
-        const score = scoreAfter(group, free, cpu, memory);
-        if (score > bestScore + 1e-12 || (Math.abs(score - bestScore) <= 1e-12 && this.nodes[i]!.name < this.nodes[best]!.name)) {
-          best = i;
-          bestScore = score;
+      search: for (const block of group.blocks) {
+        if (block.maxCpu < cpu || block.maxMemory < memory) continue;
+        for (const i of block.nodes) {
+          if (this.freeCpu[i]! < cpu || this.freeMemory[i]! < memory) continue;
+          if (skip?.(i) || !feasible(i)) continue;
+          const score = scoreAfter(group, { cpu: this.freeCpu[i]!, memory: this.freeMemory[i]!, pods: 1 }, cpu, memory);
+          if (score > bestScore + 1e-12 || (Math.abs(score - bestScore) <= 1e-12 && this.nodes[i]!.name < this.nodes[best]!.name)) {
+            best = i;
+            bestScore = score;
+          }
+          break search;
         }
-        break;
       }
     }
     return best >= 0 ? best : undefined;
+  }
+
+  private note(group: Group, nodeIndex: number, room: FreeRoom): void {
+    this.share[nodeIndex] = shareOf(group, room);
+    this.freeCpu[nodeIndex] = room.cpu;
+    this.freeMemory[nodeIndex] = room.memory;
+  }
+
+  private bound(block: Block): void {
+    let maxCpu = Number.NEGATIVE_INFINITY;
+    let maxMemory = Number.NEGATIVE_INFINITY;
+    for (const i of block.nodes) {
+      if (this.freeCpu[i]! > maxCpu) maxCpu = this.freeCpu[i]!;
+      if (this.freeMemory[i]! > maxMemory) maxMemory = this.freeMemory[i]!;
+    }
+    block.maxCpu = maxCpu;
+    block.maxMemory = maxMemory;
   }
 
   private compare(a: number, b: number): number {
@@ -106,16 +150,57 @@ export class LeastAllocatedOrder {
     return na < nb ? -1 : na > nb ? 1 : 0;
   }
 
-  /** Where `nodeIndex` is, or would go, in its group's order (by its current share). */
-  private position(group: Group, nodeIndex: number): number {
+  /** The first block whose last node does not come before `nodeIndex` (by its current share); -1: none. */
+  private blockFor(group: Group, nodeIndex: number): number {
     let low = 0;
-    let high = group.order.length;
+    let high = group.blocks.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.compare(group.order[mid]!, nodeIndex) < 0) low = mid + 1;
+      const nodes = group.blocks[mid]!.nodes;
+      if (this.compare(nodes[nodes.length - 1]!, nodeIndex) < 0) low = mid + 1;
+      else high = mid;
+    }
+    return low < group.blocks.length ? low : -1;
+  }
+
+  /** Where `nodeIndex` is, or would go, in a block (by its current share). */
+  private position(nodes: readonly number[], nodeIndex: number): number {
+    let low = 0;
+    let high = nodes.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.compare(nodes[mid]!, nodeIndex) < 0) low = mid + 1;
       else high = mid;
     }
     return low;
+  }
+
+  private remove(group: Group, nodeIndex: number): void {
+    const b = this.blockFor(group, nodeIndex);
+    const block = group.blocks[b]!;
+    block.nodes.splice(this.position(block.nodes, nodeIndex), 1);
+    if (block.nodes.length === 0) group.blocks.splice(b, 1);
+    else if (this.freeCpu[nodeIndex] === block.maxCpu || this.freeMemory[nodeIndex] === block.maxMemory) this.bound(block);
+  }
+
+  private insert(group: Group, nodeIndex: number): void {
+    let b = this.blockFor(group, nodeIndex);
+    if (b < 0) b = group.blocks.length - 1;
+    if (b < 0) {
+      group.blocks.push({ nodes: [nodeIndex], maxCpu: this.freeCpu[nodeIndex]!, maxMemory: this.freeMemory[nodeIndex]! });
+      return;
+    }
+    const block = group.blocks[b]!;
+    block.nodes.splice(this.position(block.nodes, nodeIndex), 0, nodeIndex);
+    if (block.nodes.length > 2 * this.blockSize) {
+      const tail: Block = { nodes: block.nodes.splice(this.blockSize), maxCpu: 0, maxMemory: 0 };
+      this.bound(block);
+      this.bound(tail);
+      group.blocks.splice(b + 1, 0, tail);
+    } else {
+      block.maxCpu = Math.max(block.maxCpu, this.freeCpu[nodeIndex]!);
+      block.maxMemory = Math.max(block.maxMemory, this.freeMemory[nodeIndex]!);
+    }
   }
 }
 

@@ -365,7 +365,6 @@ function leastAllocatedExistingNode(
   const found = state.leastAllocated().best(
     p.cpu,
     p.memory,
-    (i) => state.room(i),
     (i) => checkExisting(nodes[i]!, state.deltas.get(i), p, attempt, state.closedForPod) === Stage.Ok,
     joining ? (i) => joining[i]! > position : undefined,
   );
