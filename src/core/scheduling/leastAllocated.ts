@@ -60,14 +60,15 @@ export class LeastAllocatedOrder {
     this.share = new Float64Array(nodes.length);
     this.freeCpu = new Float64Array(nodes.length);
     this.freeMemory = new Float64Array(nodes.length);
-    const byShape = new Map<string, { group: Group; order: number[] }>();
+    const shapes = shapesOf(nodes);
+    const byShape = new Map<number, { group: Group; order: number[] }>();
     for (const i of candidates) {
       const room = free(i);
       if (room.pods < 1) continue;
-      const { cpu, memory } = allocatable(nodes[i]!);
-      const shape = `${cpu}/${memory}`;
+      const shape = shapes.id[i]!;
       let entry = byShape.get(shape);
       if (!entry) {
+        const { cpu, memory } = shapes.allocatable[shape]!;
         entry = { group: { cpuAllocatable: cpu, memoryAllocatable: memory, blocks: [] }, order: [] };
         byShape.set(shape, entry);
         this.groups.push(entry.group);
@@ -206,6 +207,37 @@ export class LeastAllocatedOrder {
 
 function allocatable(node: ExistingNode): { cpu: number; memory: number } {
   return { cpu: node.node.allocatable['cpu'] ?? 0, memory: node.node.allocatable['memory'] ?? 0 };
+}
+
+/** Each node's shape (allocatable cpu and memory) as a number, and the shapes; by node index. */
+interface Shapes {
+  readonly id: Int32Array;
+  readonly allocatable: readonly { readonly cpu: number; readonly memory: number }[];
+}
+
+// Per simulator (its node list never changes): every least-allocated simulation groups the same nodes.
+const shapesByNodes = new WeakMap<readonly ExistingNode[], Shapes>();
+
+function shapesOf(nodes: readonly ExistingNode[]): Shapes {
+  let shapes = shapesByNodes.get(nodes);
+  if (!shapes) {
+    const id = new Int32Array(nodes.length);
+    const list: { cpu: number; memory: number }[] = [];
+    const byKey = new Map<string, number>();
+    for (const [i, node] of nodes.entries()) {
+      const room = allocatable(node);
+      const key = `${room.cpu}/${room.memory}`;
+      let n = byKey.get(key);
+      if (n === undefined) {
+        n = list.push(room) - 1;
+        byKey.set(key, n);
+      }
+      id[i] = n;
+    }
+    shapes = { id, allocatable: list };
+    shapesByNodes.set(nodes, shapes);
+  }
+  return shapes;
 }
 
 function shareOf(group: Group, room: FreeRoom): number {

@@ -19,7 +19,7 @@ import { matchSetSignature, type Namespaces, type PodIndex } from './podIndex.ts
 import { allowsValue, ANY, type RequirementSet } from './requirements.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import { firstUntoleratedTaint } from './taints.ts';
-import { buildSpreadBase, type AntiGroup, type AntiGroupIndex, type SpreadBase, type SpreadInfo, type TermInfo } from './topology.ts';
+import { spreadBaseOn, spreadNodes, type AntiGroup, type AntiGroupIndex, type SpreadBase, type SpreadInfo, type SpreadNodes, type TermInfo } from './topology.ts';
 
 export interface PreparedPod {
   readonly pod: Pod;
@@ -65,6 +65,8 @@ export interface PrepareContext {
   readonly pools: readonly PoolInfo[];
   readonly antiGroups: AntiGroupIndex;
   readonly spreadBases: Map<string, SpreadBase>;
+  /** The selector-free part of the spread bases, by SpreadShape.nodeSignature. */
+  readonly spreadNodes: Map<string, SpreadNodes>;
   /** Static verdict arrays by (tolerations, node constraints, volume zones). */
   readonly staticVerdicts: Map<string, Int8Array>;
 }
@@ -154,6 +156,8 @@ interface SpreadShape {
   readonly selfMatch: boolean;
   /** Identifies the spread base: pods with the same one count the same domains the same way. */
   readonly signature: string;
+  /** Identifies its eligible nodes and their domains (the signature without the selector). */
+  readonly nodeSignature: string;
 }
 
 // Per pod object, its DoNotSchedule constraints' shapes: a pass prepares the same pods in each of its
@@ -169,13 +173,11 @@ function spreadShapesOf(pod: Pod, alternatives: readonly Requirement[][], ctx: P
         const selector = withMatchLabelKeys(constraint.labelSelector, constraint.matchLabelKeys, pod.labels);
         const honorAffinity = (constraint.nodeAffinityPolicy ?? 'Honor') === 'Honor';
         const honorTaints = (constraint.nodeTaintsPolicy ?? 'Ignore') === 'Honor';
-        const signature = [
-          constraint.topologyKey,
-          matchSetSignature(selector, ctx.namespaces.listed([pod.namespace])),
-          honorAffinity ? JSON.stringify(alternatives) : '*',
-          honorTaints ? JSON.stringify(pod.tolerations) : '*',
-        ].join('|');
-        return { constraint, selector, honorAffinity, honorTaints, selfMatch: matchesSelector(selector, pod.labels), signature };
+        const affinityPart = honorAffinity ? JSON.stringify(alternatives) : '*';
+        const taintsPart = honorTaints ? JSON.stringify(pod.tolerations) : '*';
+        const signature = [constraint.topologyKey, matchSetSignature(selector, ctx.namespaces.listed([pod.namespace])), affinityPart, taintsPart].join('|');
+        const nodeSignature = [constraint.topologyKey, affinityPart, taintsPart].join('|');
+        return { constraint, selector, honorAffinity, honorTaints, selfMatch: matchesSelector(selector, pod.labels), signature, nodeSignature };
       });
     spreadShapes.set(pod, shapesOfPod);
   }
@@ -208,7 +210,12 @@ function prepareSpread(
     base: () => {
       let base = ctx.spreadBases.get(signature);
       if (!base) {
-        base = buildSpreadBase(ctx.nodes, matchSet, key, isEligible);
+        let part = ctx.spreadNodes.get(shape.nodeSignature);
+        if (!part) {
+          part = spreadNodes(ctx.nodes, key, isEligible);
+          ctx.spreadNodes.set(shape.nodeSignature, part);
+        }
+        base = spreadBaseOn(part, matchSet);
         ctx.spreadBases.set(signature, base);
       }
       return base;

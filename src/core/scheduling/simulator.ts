@@ -28,7 +28,7 @@ import { labelValue } from './labelSelector.ts';
 import { LabelKeys } from '../model/types.ts';
 import { CPU, formatRequests, maxResources, MEMORY } from './resources.ts';
 import { firstUntoleratedTaint, formatTaint } from './taints.ts';
-import { AntiGroupIndex, buildAntiGroups, type SpreadBase } from './topology.ts';
+import { AntiGroupIndex, buildAntiGroups, type SpreadBase, type SpreadNodes } from './topology.ts';
 import type {
   NewNodePlan,
   Placement,
@@ -59,6 +59,7 @@ export function createSimulator(input: SimulatorInput): Simulator {
     pools,
     antiGroups: new AntiGroupIndex(groups),
     spreadBases: new Map<string, SpreadBase>(),
+    spreadNodes: new Map<string, SpreadNodes>(),
     staticVerdicts: new Map<string, Int8Array>(),
   };
   const preparedPods = new WeakMap<Pod, PreparedPod>();

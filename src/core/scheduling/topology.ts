@@ -257,19 +257,42 @@ export function buildSpreadBase(
   key: string,
   isEligible: (node: ExistingNode) => boolean,
 ): SpreadBase {
+  return spreadBaseOn(spreadNodes(nodes, key, isEligible), matchSet);
+}
+
+/**
+ * The part of a spread base that does not depend on the constraint's selector: which nodes are eligible
+ * and their domains. Constraints with the same key, node-affinity and taint policies share it (a
+ * workload per zone-spread Deployment made this a walk over every node's labels per Deployment).
+ */
+export interface SpreadNodes {
+  readonly eligible: Uint8Array;
+  readonly domainNodes: ReadonlyMap<string, number>;
+  /** Each eligible node's domain, by node index. */
+  readonly domainOf: readonly (string | undefined)[];
+}
+
+export function spreadNodes(nodes: readonly ExistingNode[], key: string, isEligible: (node: ExistingNode) => boolean): SpreadNodes {
   const eligible = new Uint8Array(nodes.length);
   const domainNodes = new Map<string, number>();
+  const domainOf: (string | undefined)[] = new Array(nodes.length).fill(undefined);
   for (const node of nodes) {
     if (!node.alive) continue;
     const domain = labelValue(node.labels, key);
     if (domain === undefined || !isEligible(node)) continue;
     eligible[node.index] = 1;
+    domainOf[node.index] = domain;
     bump(domainNodes, domain, 1);
   }
+  return { eligible, domainNodes, domainOf };
+}
+
+/** A spread base from its nodes' part and the pods its selector matches. */
+export function spreadBaseOn(part: SpreadNodes, matchSet: MatchSet): SpreadBase {
   const domainMatches = new Map<string, number>();
   for (const [nodeIndex, count] of matchSet.nodeCounts()) {
-    if (!eligible[nodeIndex]) continue;
-    bump(domainMatches, labelValue(nodes[nodeIndex]!.labels, key)!, count);
+    if (!part.eligible[nodeIndex]) continue;
+    bump(domainMatches, part.domainOf[nodeIndex]!, count);
   }
-  return { eligible, domainNodes, domainMatches };
+  return { eligible: part.eligible, domainNodes: part.domainNodes, domainMatches };
 }

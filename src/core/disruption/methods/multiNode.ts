@@ -19,25 +19,33 @@ import { RoomBound } from './roomBound.ts';
 import { movesToCheck } from './costEfficient.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
-type Ordering = (a: Candidate, b: Candidate) => number;
+/** A candidate's sort key in one ordering (smaller first; ties by name). */
+type OrderingKey = (c: Candidate) => number;
 
-const byName = (a: Candidate, b: Candidate) => a.node.name.localeCompare(b.node.name);
 const requestedCpuMillis = (c: Candidate) => c.pods.reduce((sum, p) => sum + (p.requests['cpu'] ?? 0), 0);
 
-export const ORDERINGS: readonly Ordering[] = [
-  (a, b) => a.disruptionCost - b.disruptionCost || byName(a, b),
-  (a, b) => (b.pricePerHour ?? 0) / b.disruptionCost - (a.pricePerHour ?? 0) / a.disruptionCost || byName(a, b),
-  (a, b) =>
-    requestedCpuMillis(a) / Math.max(1, a.node.allocatable['cpu'] ?? 1) -
-      requestedCpuMillis(b) / Math.max(1, b.node.allocatable['cpu'] ?? 1) || byName(a, b),
+export const ORDERINGS: readonly OrderingKey[] = [
+  (c) => c.disruptionCost,
+  (c) => -((c.pricePerHour ?? 0) / c.disruptionCost),
+  (c) => requestedCpuMillis(c) / Math.max(1, c.node.allocatable['cpu'] ?? 1),
 ];
+
+/**
+ * The candidates sorted by `key`, ties by node name. Each key is worked out once per candidate, not once
+ * per comparison (summing a node's pods for every comparison was a second per round at 2,000 nodes).
+ */
+function sortedBy(candidates: readonly Candidate[], key: OrderingKey): Candidate[] {
+  const keyed = candidates.map((c) => ({ c, k: key(c) }));
+  keyed.sort((a, b) => a.k - b.k || a.c.node.name.localeCompare(b.c.node.name));
+  return keyed.map((e) => e.c);
+}
 
 /**
  * Candidates in each ordering, within the budgets and cut to `maxNodes` (MAX_NODES_PER_COMMAND), and how
  * many there were before the cut (the same for every ordering: per pool, as many as its budget allows).
  */
 export function cappedOrderings(view: PassView, eligible: readonly Candidate[]): { readonly orderings: Candidate[][]; readonly available: number } {
-  const full = ORDERINGS.map((ordering) => withinBudget(view, [...eligible].sort(ordering)));
+  const full = ORDERINGS.map((key) => withinBudget(view, sortedBy(eligible, key)));
   return { orderings: full.map((o) => o.slice(0, view.maxNodesPerCommand)), available: full[0]?.length ?? 0 };
 }
 
@@ -89,7 +97,8 @@ interface OrderingSearch {
 /**
  * Collects into `found` the feasible prefixes of several orderings, in two steps:
  *  1. each ordering tries every size of `prefixSizes` (a few more nodes than the largest feasible size
- *     may still fit, and those sizes are not monotone for small merges);
+ *     may still fit, and those sizes are not monotone for small merges), largest first, leaving out a
+ *     size below the largest feasible one whose nodes cost less than each of the best moves found;
  *  2. the gap above each ordering's largest feasible size is narrowed by binary search, the ordering
  *     with the best move first, and a gap is left as soon as nothing in it could still be among the
  *     moves the scheduler check may try (the best MAX_SCHEDULER_TRIES found so far): a prefix saves at
@@ -109,7 +118,7 @@ function searchOrderings(
   // Savings of the best distinct moves found so far, at most MAX_SCHEDULER_TRIES of them, descending.
   const topSavings: number[] = [];
   const counted = new Set<string>();
-  const tryPrefix = (ordered: readonly Candidate[], size: number): Proposal | null => {
+  const tryPrefix = (ordered: readonly Candidate[], size: number, into: Proposal[] = found): Proposal | null => {
     const prefix = ordered.slice(0, size);
     const key = prefix.map((c) => c.node.name).sort().join(',');
     let proposal = seen.get(key);
@@ -127,7 +136,7 @@ function searchOrderings(
       seen.set(key, proposal);
     }
     if (proposal) {
-      found.push(proposal);
+      into.push(proposal);
       if (!counted.has(key)) {
         counted.add(key);
         topSavings.push(proposal.savingsPerHour);
@@ -145,12 +154,24 @@ function searchOrderings(
     const sizes = prefixSizes(ordered.length);
     let largestOk = 0;
     let bestSavings = Number.NEGATIVE_INFINITY;
-    for (const size of sizes) {
-      const proposal = tryPrefix(ordered, size);
+    // Largest first: once the largest feasible size is known, a smaller prefix matters only if it could
+    // be among the moves the check may try, and it saves at most its nodes' price (the bound of step 2).
+    // What is found goes into `found` smallest first all the same: among moves that save alike and
+    // disrupt alike, the one found first is checked first.
+    const mine: Proposal[] = [];
+    for (const size of [...sizes].reverse()) {
+      const last = topSavings[MAX_SCHEDULER_TRIES - 1];
+      if (largestOk > 0 && savingsBound && !view.balancedTotals && last !== undefined && pricePrefix[size]! < last - 1e-9) {
+        // Examined all the same: the prefix was weighed, and the nodes' state says so as before.
+        view.examine(ordered.slice(0, size).map((c) => c.node.name));
+        continue;
+      }
+      const proposal = tryPrefix(ordered, size, mine);
       if (!proposal) continue;
-      largestOk = size;
+      if (largestOk === 0) largestOk = size;
       bestSavings = Math.max(bestSavings, proposal.savingsPerHour);
     }
+    found.push(...mine.reverse());
     const nextTried = sizes.find((size) => size > largestOk) ?? largestOk + 1;
     if (largestOk > 0) searches.push({ ordered, pricePrefix, largestOk, nextTried, bestSavings });
   }
