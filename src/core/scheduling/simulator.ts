@@ -22,6 +22,7 @@ import { NewNode, type NodeOption } from './newNode.ts';
 import { costEfficientOptions, type DemandMix } from './costEfficientTypes.ts';
 import { Namespaces, PodIndex, podIndexOf } from './podIndex.ts';
 import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
+import { sortedLazily } from './podQueue.ts';
 import { Stage, volumeHostsSentence } from './reasons.ts';
 import { originalPod, preferenceLadder } from './preferences.ts';
 import { labelValue } from './labelSelector.ts';
@@ -87,12 +88,7 @@ interface Shared {
   readonly prepare: (pod: Pod) => PreparedPod;
 }
 
-/** Largest first: cpu, then memory, descending; ties by namespace, name, uid (`podOrder: 'largest-first'`). */
-function comparePods(a: PreparedPod, b: PreparedPod): number {
-  return b.cpu - a.cpu || b.memory - a.memory || compareNames(a.pod, b.pod);
-}
-
-/** The simulation's largest-first order for pods not prepared yet (callers that order pods themselves). */
+/** Largest first: cpu, then memory, descending; ties by namespace, name, uid (`podOrder: 'largest-first'`, and callers that order pods themselves). */
 export function largestFirst(a: Pod, b: Pod): number {
   return (b.requests[CPU] ?? 0) - (a.requests[CPU] ?? 0) || (b.requests[MEMORY] ?? 0) - (a.requests[MEMORY] ?? 0) || compareNames(a, b);
 }
@@ -117,9 +113,10 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
 
   const placements: Placement[] = [];
   const unschedulable: UnschedulablePod[] = [];
-  const prepared = request.pods.map(shared.prepare);
-  const sizing = request.costEfficientNewNodes && maxNewNodes > 0 ? { efficiency: request.costEfficientNewNodes, mix: demandMix(prepared) } : undefined;
-  const ordered = request.podOrder === 'as-given' ? prepared : prepared.sort(comparePods);
+  const sizing = request.costEfficientNewNodes && maxNewNodes > 0 ? { efficiency: request.costEfficientNewNodes, mix: demandMix(request.pods) } : undefined;
+  // Each pod is prepared when its turn comes: a simulation that stops at its first failure never
+  // prepares (or sorts) the pods after it.
+  const ordered = request.podOrder === 'as-given' ? request.pods : sortedLazily(request.pods, largestFirst);
   let joining: Int32Array | undefined;
   if (request.availableFrom && request.availableFrom.size > 0) {
     joining = new Int32Array(shared.nodes.length);
@@ -170,7 +167,8 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
   };
   // The same for every pod: state.newNodes is the list new nodes are added to.
   const attemptContext = { view: state, counts: state.counts, newNodes: state.newNodes, domainPools };
-  for (const p of ordered) {
+  for (const pod of ordered) {
+    const p = shared.prepare(pod);
     position += 1;
     state.closedForPod = closed && movedOffStayingNode(shared, p.pod) ? closed : undefined;
     if (respect && preferenceLadder(p.pod).some((step) => placeStep(shared.prepare(step), p.pod))) continue;
@@ -512,16 +510,18 @@ function withinLimits(capacity: Readonly<Record<string, number>>, remaining: Rea
 }
 
 /** What the pods of a simulation ask in all (the proportion cost-efficient sizing weighs types in). */
-function demandMix(pods: readonly PreparedPod[]): DemandMix {
+function demandMix(pods: readonly Pod[]): DemandMix {
   let cpuMillis = 0;
   let memoryBytes = 0;
   let largestCpuMillis = 0;
   let largestMemoryBytes = 0;
-  for (const p of pods) {
-    cpuMillis += p.cpu;
-    memoryBytes += p.memory;
-    largestCpuMillis = Math.max(largestCpuMillis, p.cpu);
-    largestMemoryBytes = Math.max(largestMemoryBytes, p.memory);
+  for (const pod of pods) {
+    const cpu = pod.requests[CPU] ?? 0;
+    const memory = pod.requests[MEMORY] ?? 0;
+    cpuMillis += cpu;
+    memoryBytes += memory;
+    largestCpuMillis = Math.max(largestCpuMillis, cpu);
+    largestMemoryBytes = Math.max(largestMemoryBytes, memory);
   }
   return { cpuMillis, memoryBytes, largestCpuMillis, largestMemoryBytes };
 }
