@@ -25,10 +25,17 @@ export function* sortedLazily(pods: readonly Pod[], compare: (a: Pod, b: Pod) =>
     }
   };
   for (let i = (heap.length >> 1) - 1; i >= 0; i--) down(i, heap.length);
-  for (let size = heap.length; size > 0; size--) {
+  let size = heap.length;
+  for (let taken = 0; size > 0 && taken < LAZY_PODS; taken++, size--) {
     const top = heap[0]!;
     heap[0] = heap[size - 1]!;
     down(0, size - 1);
     yield pods[top]!;
   }
+  // Past the first pods a simulation usually places them all: the rest in one sort.
+  const rest = heap.slice(0, size).sort((a, b) => compare(pods[a]!, pods[b]!) || a - b);
+  for (const i of rest) yield pods[i]!;
 }
+
+/** Pods handed out from the heap before the rest is sorted in one go. */
+const LAZY_PODS = 64;
