@@ -186,7 +186,7 @@ export class KubeSchedulerWorld {
   }
 
   /**
-   * The move's pods placed least-allocated, largest first and in queue order (only the latter for an
+   * The move's pods placed least-allocated, smallest first, largest first, shuffled and in queue order (only the latter for an
    * unchecked move; whatever fails is then left out). Pods an earlier move left on these nodes come first
    * and without this move's replacements or those of the moves decided after theirs: they are evicted
    * when that earlier move drains, and these nodes are tainted from the start of the pass (the actuator
