@@ -125,3 +125,57 @@ describe('least-allocated order kept in blocks', () => {
     expect(placedSomewhere).toBeGreaterThan(20);
   });
 });
+
+// Each simulation derives its order from the simulator's order of the cluster as indexed (its excluded
+// nodes out, the nodes it changed at their room now): it must choose as an order built for it does.
+describe('least-allocated order derived for a simulation', () => {
+  it.each([1, 2, 3, 4, 5, 6].map((seed) => ({ seed })))('seed $seed: the same choices as one built for it, before and after pods land', ({ seed }) => {
+    const rand = random(100 + seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+    const nodes = Array.from({ length: 60 }, (_, i) => {
+      const shape = pick(SHAPES);
+      const n = node({ name: `n${String(59 - i).padStart(2, '0')}`, allocatable: { ...shape } });
+      return {
+        index: i,
+        name: n.name,
+        node: n,
+        receives: rand() < 0.9,
+        freeCpu: Math.floor(rand() * (shape.cpu + 1)),
+        freeMemory: Math.floor(rand() * (shape.memory + 1)),
+        freePods: Math.floor(rand() * 3),
+      } as unknown as ExistingNode;
+    });
+    const base = LeastAllocatedOrder.of(nodes);
+    // This simulation: some nodes excluded (a whole shape, sometimes), some with pods moved off or on.
+    const goneShape = rand() < 0.5 ? pick(SHAPES) : undefined;
+    const excluded = new Set(nodes.filter((n) => rand() < 0.2 || (goneShape && n.node.allocatable['cpu'] === goneShape.cpu && n.node.allocatable['memory'] === goneShape.memory)).map((n) => n.index));
+    const rooms = new Map(nodes.map((n) => [n.index, { cpu: n.freeCpu, memory: n.freeMemory, pods: n.freePods }] as const));
+    const changed: [number, { cpu: number; memory: number; pods: number }][] = [];
+    for (const n of nodes) {
+      if (excluded.has(n.index) || !n.receives || rand() < 0.6) continue;
+      const room = { cpu: n.freeCpu + pick([-300, 200, 900]), memory: n.freeMemory + pick([-Gi, Gi]), pods: n.freePods + pick([-1, 1, 2]) };
+      rooms.set(n.index, room);
+      changed.push([n.index, room]);
+    }
+    const derived = base.derive(excluded, changed);
+    const built = new LeastAllocatedOrder(nodes, nodes.filter((n) => n.receives && !excluded.has(n.index)).map((n) => n.index), (i) => rooms.get(i)!);
+    let landed = 0;
+    for (let step = 0; step < 200; step++) {
+      const [cpu, memory] = pick([[100, 64 * Mi], [500, Gi], [1500, 512 * Mi], [250, 6 * Gi]] as const);
+      const feasible = (i: number) => rooms.get(i)!.cpu >= cpu && rooms.get(i)!.memory >= memory;
+      const choice = built.best(cpu, memory, feasible);
+      expect(derived.best(cpu, memory, feasible)).toBe(choice);
+      if (choice === undefined) continue;
+      const room = rooms.get(choice)!;
+      const after = { cpu: room.cpu - cpu, memory: room.memory - memory, pods: room.pods - 1 };
+      rooms.set(choice, after);
+      built.update(choice, after);
+      derived.update(choice, after);
+      landed++;
+    }
+    expect(landed).toBeGreaterThan(10);
+    // The simulator's own order is left as it was: a second simulation derives from the same.
+    expect(LeastAllocatedOrder.of(nodes)).toBe(base);
+    expect(base.derive([], []).best(1, 1, () => true)).toBe(new LeastAllocatedOrder(nodes, nodes.filter((n) => n.receives).map((n) => n.index), (i) => ({ cpu: nodes[i]!.freeCpu, memory: nodes[i]!.freeMemory, pods: nodes[i]!.freePods })).best(1, 1, () => true));
+  });
+});

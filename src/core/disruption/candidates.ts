@@ -105,6 +105,18 @@ function labelSetKey(labels: Labels): string {
  * the difference between seconds and milliseconds.
  */
 function pdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonly PodDisruptionBudget[] {
+  // The same list for a pass and the later waves it projects (they change nodes and pods, not PDBs).
+  let matcher = matchers.get(pdbs);
+  if (!matcher) {
+    matcher = newPdbMatcher(pdbs);
+    matchers.set(pdbs, matcher);
+  }
+  return matcher;
+}
+
+const matchers = new WeakMap<readonly PodDisruptionBudget[], (pod: Pod) => readonly PodDisruptionBudget[]>();
+
+function newPdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => readonly PodDisruptionBudget[] {
   const byNamespace = new Map<string, PodDisruptionBudget[]>();
   for (const pdb of pdbs) {
     const list = byNamespace.get(pdb.namespace);

@@ -29,6 +29,8 @@ export interface NodeDelta {
 export class CallState implements CallView {
   readonly excluded: Uint8Array;
   readonly excludedAlive: number[] = [];
+  /** Every excluded node, by index. */
+  private readonly excludedIndexes: number[] = [];
   readonly removed: RemovedPod[] = [];
   readonly removedUids = new Set<string>();
   readonly placed: PlacedPod[] = [];
@@ -66,6 +68,7 @@ export class CallState implements CallView {
       const i = nodeIndexByName.get(name);
       if (i === undefined || this.excluded[i]) continue;
       this.excluded[i] = 1;
+      this.excludedIndexes.push(i);
       this.untouched.remove(i);
       if (nodes[i]!.alive) this.excludedAlive.push(i);
     }
@@ -115,9 +118,11 @@ export class CallState implements CallView {
   /** The receiving nodes that are not excluded, in kube-scheduler's order (leastAllocated.ts). */
   leastAllocated(): LeastAllocatedOrder {
     if (!this.leastAllocatedOrder) {
-      const candidates: number[] = [];
-      for (const node of this.nodes) if (node.receives && !this.excluded[node.index]) candidates.push(node.index);
-      this.leastAllocatedOrder = new LeastAllocatedOrder(this.nodes, candidates, (i) => this.room(i));
+      // The simulator's order of its cluster, less this simulation's excluded nodes, with the nodes it
+      // changed at their room now (leastAllocated.ts derive: the same as building it here).
+      const changed: [number, FreeRoom][] = [];
+      for (const i of this.deltas.keys()) if (this.nodes[i]!.receives && !this.excluded[i]) changed.push([i, this.room(i)]);
+      this.leastAllocatedOrder = LeastAllocatedOrder.of(this.nodes).derive(this.excludedIndexes, changed);
     }
     return this.leastAllocatedOrder;
   }
