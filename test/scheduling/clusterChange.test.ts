@@ -3,7 +3,7 @@
 // cluster gives (a fresh build: a copy of the cluster, which carries no record of the change).
 import { describe, expect, it } from 'vitest';
 import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
-import { changeCluster, podCount, type ClusterChange } from '../../src/core/scheduling/clusterChange.ts';
+import { changeCluster, listedPositionsOn, podCount, type ClusterChange } from '../../src/core/scheduling/clusterChange.ts';
 import { indexCluster, type IndexedCluster } from '../../src/core/scheduling/existingNodes.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import { cluster, daemonSetPod, m5Catalog, Mi, node, nodePool, on, pod } from '../builders.ts';
@@ -107,5 +107,21 @@ describe('a changed cluster is indexed as a fresh build indexes it', () => {
     expect(placed(derived)).toEqual(placed(rebuilt));
     expect(derived.unschedulable.map((u) => u.reason)).toEqual(rebuilt.unschedulable.map((u) => u.reason));
     expect(placed(derived).length).toBeGreaterThan(0);
+  });
+});
+
+describe("the pod positions of a changed cluster's nodes", () => {
+  it('are what walking its pod list finds, in list order, asked once or again', () => {
+    const first = start();
+    const changed = changeCluster(first, { removedNodes: new Set(['c']), rebound: uidOn(first, 'c'), addedNodes: [replacement('new-1')], addedPods: on('new-1', pod({ name: 'moved' })) });
+    const again = changeCluster(changed, { removedNodes: new Set(['a']), addedNodes: [], addedPods: [] });
+    for (const c of [first, changed, again]) {
+      indexCluster(c);
+      const names = c.nodes.map((n) => n.name);
+      const walk = new Map(names.map((name) => [name, c.pods.flatMap((p, at) => (p.nodeName === name ? [at] : []))]));
+      expect(listedPositionsOn(c, names)).toEqual(walk);
+      expect(listedPositionsOn(c, names.slice(1))).toEqual(new Map(names.slice(1).map((name) => [name, walk.get(name)])));
+    }
+    expect(listedPositionsOn(changed, ['b']).get('b')!.length).toBeGreaterThan(2);
   });
 });
