@@ -19,7 +19,7 @@ import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
 import { LabelKeys } from '../model/types.ts';
 import type { NodeVerdict } from '../disruption/candidates.ts';
 import { indexCatalog, nodePricePerHour } from '../disruption/prices.ts';
-import { buildExistingNodes, type ExistingNode } from '../scheduling/existingNodes.ts';
+import { indexCluster, type ExistingNode } from '../scheduling/existingNodes.ts';
 import { typeCatalogOf, type TypeCatalog } from '../scheduling/instanceTypes.ts';
 import { alternativeSets, labelsMatchAlternatives, nodeConstraintAlternatives } from '../scheduling/nodeAffinity.ts';
 import { buildPools, type PoolInfo, type PoolType } from '../scheduling/nodePools.ts';
@@ -94,7 +94,8 @@ export function clusterLowerBound(input: LowerBoundInput): LowerBound {
   }
   const result = (lower: number | undefined): LowerBound => ({ startCostPerHour: startCost, lockedCostPerHour: lockedCost, lowerBoundPerHour: lower, unpricedNodes });
 
-  const existing = buildExistingNodes(input.cluster);
+  // The pass's own index of this cluster (kept per cluster), read only.
+  const existing = indexCluster(input.cluster).nodes;
   const movable: { pod: Pod; origin: number }[] = [];
   const kinds: Kind[] = [];
   const existingKinds: { kind: number; node: ExistingNode }[] = [];

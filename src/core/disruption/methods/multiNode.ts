@@ -161,11 +161,8 @@ function searchOrderings(
     const mine: Proposal[] = [];
     for (const size of [...sizes].reverse()) {
       const last = topSavings[MAX_SCHEDULER_TRIES - 1];
-      if (largestOk > 0 && savingsBound && !view.balancedTotals && last !== undefined && pricePrefix[size]! < last - 1e-9) {
-        // Examined all the same: the prefix was weighed, and the nodes' state says so as before.
-        view.examine(ordered.slice(0, size).map((c) => c.node.name));
-        continue;
-      }
+      // (Its nodes are examined already: they are all in the larger prefix tried before it.)
+      if (largestOk > 0 && savingsBound && !view.balancedTotals && last !== undefined && pricePrefix[size]! < last - 1e-9) continue;
       const proposal = tryPrefix(ordered, size, mine);
       if (!proposal) continue;
       if (largestOk === 0) largestOk = size;
