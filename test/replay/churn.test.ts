@@ -1,8 +1,10 @@
-// `--churn SPEC`: parsing (bad input names the flag) and the daily curve.
+// `--churn SPEC`: parsing (bad input names the flag), the daily curve, restarts.
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/core/errors.ts';
-import { dailyFactor, NO_CHURN, parseChurn } from '../../src/core/replay/churn.ts';
-import { Gi } from '../builders.ts';
+import { createChurn, dailyFactor, NO_CHURN, parseChurn } from '../../src/core/replay/churn.ts';
+import { seededRandom, type Random } from '../../src/core/replay/random.ts';
+import { World } from '../../src/core/replay/world.ts';
+import { cluster, Gi, m5Catalog, Mi, minutes, node, nodePool, on, pod, T0 } from '../builders.ts';
 
 describe('parseChurn', () => {
   it.each([
@@ -37,5 +39,39 @@ describe('dailyFactor', () => {
     ['six hours later', '2026-11-21T20:00:00Z', 0.7],
   ])('is right at %s', (_name, at, expected) => {
     expect(dailyFactor(spec, Date.parse(at))).toBeCloseTo(expected, 6);
+  });
+});
+
+describe('restarts', () => {
+  // Two restarts in the same minute: a large pod, then a small one. kube-scheduler places each new pod
+  // within moments of its creation, so the large pod is back on the only node with room for it before
+  // the small one is recreated; placing the minute's pods as one batch let the small one take that room
+  // first (least-allocated sends it to the emptiest node) and left the large one Pending.
+  it('places each restarted pod before the next restart, so a small pod does not take the room a large one left', () => {
+    const a = node({ name: 'a', allocatable: { cpu: 3200, memory: 8 * Gi, pods: 58 } });
+    const b = node({ name: 'b', allocatable: { cpu: 4000, memory: 8 * Gi, pods: 58 } });
+    const large = pod({ name: 'x', requests: { cpu: 3000, memory: 128 * Mi } });
+    const small = pod({ name: 's', requests: { cpu: 500, memory: 128 * Mi } });
+    const other = pod({ name: 'y', requests: { cpu: 2900, memory: 128 * Mi } });
+    const world = new World(cluster({ nodes: [a, b], pods: [...on('a', large), ...on('b', small, other)] }), T0, {
+      nodePools: [nodePool()],
+      catalog: m5Catalog(),
+      scoring: 'least-allocated',
+      launchDelayMs: minutes(2),
+      random: seededRandom(1),
+    });
+    // Restarts 20 s and 40 s into the minute, each taking the first bound workload pod: x, then s.
+    const waits = [20_000, 20_000];
+    const random: Random = { next: () => 0, int: () => 0, exponential: () => waits.shift() ?? 1e12 };
+    const churn = createChurn({ ...NO_CHURN, restartsPerHour: 60 }, world, random);
+
+    world.advanceTo(T0 + minutes(1), minutes(1), churn.step);
+
+    const now = world.snapshot();
+    const placed = Object.fromEntries(now.pods.map((p) => [p.name.replace(/-x[0-9a-z]+$/, ''), p.nodeName]));
+    expect(placed).toEqual({ x: 'a', s: 'b', y: 'b' });
+    expect(now.pods.map((p) => p.name).filter((n) => n !== 'y')).toEqual([expect.stringMatching(/^x-x/), expect.stringMatching(/^s-x/)]);
+    expect(world.pendingCount()).toBe(0);
+    expect(world.counters.nodesLaunchedForPending).toBe(0);
   });
 });

@@ -177,6 +177,8 @@ export function createChurn(spec: ChurnSpec, world: World, random: Random): Chur
           const victim = bound[random.int(bound.length)]!;
           w.removePods(new Set([victim.uid]));
           w.addPods([w.recreate(victim)]);
+          // The scheduler places the new pod before the next restart comes (not as one batch per step).
+          w.bindNow();
         }
         nextRestartAt += random.exponential(3_600_000 / spec.restartsPerHour);
       }

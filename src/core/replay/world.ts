@@ -332,6 +332,15 @@ export class World {
     };
   }
 
+  /**
+   * Binds what the scheduler model can of the pending pods now. kube-scheduler binds a new pod within
+   * moments of its creation, so a workload change between two steps (a restart) calls this at once:
+   * otherwise every pod created in the same minute would compete for the room as one batch.
+   */
+  bindNow(): void {
+    this.bind();
+  }
+
   private bind(): void {
     const bindings = schedulePending(this.nodes, this.pods, this.settings.scoring, this.settings.random);
     if (bindings.length === 0) return;
