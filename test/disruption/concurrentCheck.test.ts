@@ -2,6 +2,7 @@
 // new nodes Ready in any order, evicted pods bound one at a time by a least-allocated scheduler in an
 // order the plan does not choose. Each case has a twin that differs in one request and is kept.
 import { describe, expect, it } from 'vitest';
+import { keepConcurrentlySafe } from '../../src/core/disruption/concurrentCheck.ts';
 import { decideWithHeldBack, MAX_DECIDE_AGAIN, runConsolidationPass, type DecisionRound } from '../../src/core/disruption/pass.ts';
 import type { Decision } from '../../src/core/plan.ts';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
@@ -203,5 +204,34 @@ describe('a cut decision does not leave the rest of the budget unused', () => {
     expect(out.decisions.map((d) => d.nodes.join('+'))).toEqual(['d1', 'd3']);
     expect(out.notes.get('d2')?.join(' ')).toMatch(/not taken: with decision 1 of this pass carried out together with the pass's other commands.*would stay Pending.*looked at again next pass/);
     expect(out.disruptedBy.has('d2')).toBe(false);
+  });
+});
+
+describe('a largest pod bound after every other pod of the pass', () => {
+  // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free): bound
+  // largest first with one 900m pod held back to the end, least-allocated scoring spreads the rest over
+  // both nodes and the last 900m pod finds 367m and 733m. In the queue's order, smallest first, largest
+  // first and the seeded shuffles every pod is placed; the twin has 1400m free on `full` and holds in all.
+  function deleteC(fullFreeMillis: number) {
+    const sized = (name: string, cpuMillis: number, keep = true) =>
+      node({ name, allocatable: { cpu: cpuMillis, memory: 16384 * Mi, pods: 58 }, annotations: keep ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
+    const nodes = [sized('spare', 2000), sized('full', 3000 + fullFreeMillis), sized('c', 4000, false)];
+    const pods = [
+      ...on('full', pod({ requests: cpu(3000) })),
+      ...on('c', pod({ name: 'large-1', requests: cpu(900) }), pod({ name: 'large-2', requests: cpu(900) }), ...Array.from({ length: 10 }, (_, i) => pod({ name: `small-${i}`, requests: cpu(100) }))),
+    ];
+    const start = cluster({ nodes, pods });
+    const proposal = { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: nodes[2]!, pool: nodePool(), pricePerHour: 0.192, pods: pods.filter((p) => p.nodeName === 'c'), disruptionCost: 13, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 };
+    const pool = nodePool();
+    return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: m5Catalog(), nowMs: T0 }, start, [{ proposal, names: [] }]);
+  }
+
+  it.each([
+    ['1000m free on full: the delete is cut (largest first, one largest pod last)', 1000, 0],
+    ['1400m free on full: every order binds every pod, the delete is kept', 1400, 1],
+  ] as const)('%s', (_name, fullFreeMillis, kept) => {
+    const verdict = deleteC(fullFreeMillis);
+    expect(verdict.kept).toBe(kept);
+    if (kept === 0) expect(verdict.cut.get(0)).toMatch(/largest first with one largest pod last.*pod default\/large-\d would stay Pending/);
   });
 });

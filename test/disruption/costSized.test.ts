@@ -82,3 +82,54 @@ describe('a move refused for a full new node, taken with a roomier one', () => {
     expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(savings, 6);
   });
 });
+
+describe('a move whose pods overflow its new node into small holes: taken with every moved pod on new nodes', () => {
+  // c (a $0.80 `huge`) holds two 900m pods and twenty 100m ones. Three kept nodes have 600m holes at 85%
+  // allocated. Packed, the small pods fill the holes and the rest fits a 2-core `tiny`; kept room for a
+  // 900m pod, a 3-core `mid3`. Either way, least-allocated scoring sends pods to the new node until it is
+  // as allocated as the kept ones, more than it was planned to hold, and the last 900m pod finds no hole
+  // big enough: both are refused. With every moved pod planned on the new node (a 5-core `mid5`, room
+  // for a 900m pod beside them) no binding order can fill it: that move is taken.
+  const catalog: Catalog = {
+    region: 'us-east-1',
+    instanceTypes: [
+      instanceType('tiny', { cpu: 2000, memory: 16 * Gi, pods: 58 }, 0.1),
+      instanceType('mid3', { cpu: 3000, memory: 16 * Gi, pods: 58 }, 0.16),
+      instanceType('e4', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.22),
+      instanceType('mid5', { cpu: 5000, memory: 16 * Gi, pods: 58 }, 0.26),
+      instanceType('huge', { cpu: 16000, memory: 64 * Gi, pods: 110 }, 0.8),
+    ],
+  };
+  const tiny = { cpu: 100, memory: 16 * Mi };
+  function overflowing(holeMillis: number) {
+    const kept = ['e1', 'e2', 'e3'].map((name) =>
+      node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+    );
+    const c = node({ name: 'c', instanceType: 'huge', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });
+    return cluster({
+      nodes: [...kept, c],
+      pods: [
+        ...kept.flatMap((n) => on(n.name, pod({ requests: { cpu: 4000 - holeMillis, memory: 16 * Mi } }))),
+        ...on('c', pod({ name: 'large-1', requests: { cpu: 900, memory: 16 * Mi } }), pod({ name: 'large-2', requests: { cpu: 900, memory: 16 * Mi } })),
+        ...on('c', ...Array.from({ length: 20 }, (_, i) => pod({ name: `small-${i}`, requests: tiny }))),
+      ],
+    });
+  }
+
+  it('replaces c with a mid5 holding all 22 pods', () => {
+    const out = pass(overflowing(600), [nodePool()], catalog);
+    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['c'], ['mid5']]]);
+    const destinations = Object.values(out.decisions[0]!.podDestinations ?? {});
+    expect(destinations).toHaveLength(22);
+    expect(new Set(destinations).size).toBe(1);
+    expect(destinations[0]).not.toMatch(/^e\d$/);
+  });
+
+  it.each([
+    ['1200m holes: the packed tiny is still refused (the holes fill before the last 900m pod comes)', 1200, [['replace', ['c'], ['mid5']]]],
+    ['3000m holes: the kept nodes take every pod in any order, and c is deleted', 3000, [['delete', ['c'], []]]],
+  ] as const)('%s', (_name, holeMillis, expected) => {
+    const out = pass(overflowing(holeMillis), [nodePool()], catalog);
+    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual(expected);
+  });
+});

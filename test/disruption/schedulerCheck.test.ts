@@ -172,6 +172,35 @@ describe('kube-scheduler world of a pass', () => {
     expect(kube.check(deleteOf(candidate(c!, pods)))).toMatch(/pod default\/large would stay Pending/);
     expect(placed).toEqual([['small', 'large']]);
   });
+  it('binds a largest pod last after every other pod: the order that strands it when the pods overflow the emptiest node', () => {
+    // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free). The
+    // first 900m pod and the small ones spread over both the way least-allocated scoring balances them,
+    // and the second 900m pod, bound last, finds 367m on one and 733m on the other. Smallest first, largest
+    // first, the shuffle and the queue order all place every pod; only the held-back order strands it.
+    const big = (name: string, cpu: number, keep = true) =>
+      node({ name, allocatable: { cpu, memory: 16 * Gi, pods: 58 }, annotations: keep ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
+    const small = Array.from({ length: 10 }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 100, memory: 16 * Mi } }));
+    const c = big('c', 4000, false);
+    const start = cluster({
+      nodes: [big('spare', 2000), big('full', 4000), c],
+      pods: [
+        ...on('full', pod({ requests: { cpu: 3000, memory: 16 * Mi } })),
+        ...on('c', pod({ name: 'large-1', requests: { cpu: 900, memory: 16 * Mi } }), pod({ name: 'large-2', requests: { cpu: 900, memory: 16 * Mi } }), ...small),
+      ],
+    });
+    const placed: string[][] = [];
+    const factory = (input: SimulatorInput): Simulator => {
+      const inner = createSimulator(input);
+      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
+    };
+    const kube = new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start);
+    const pods = start.pods.filter((p) => p.nodeName === 'c');
+    expect(kube.check(deleteOf(candidate(c, pods)))).toMatch(/pod default\/large-\d would stay Pending/);
+    // Smallest first held; the second order, a largest pod held back to the end, strands it.
+    expect(placed).toHaveLength(2);
+    expect(placed[1]!.at(-1)).toMatch(/^large-/);
+    expect(placed[1]![0]).toMatch(/^large-/);
+  });
 });
 
 describe('a node that received pods earlier in the pass (consolidateAfter 0s)', () => {

@@ -11,9 +11,11 @@
 //   - the deletes' pods first, in decision order (a delete evicts at once, before any new node is Ready);
 //   - then the replacements' commands, each new node Ready only when its own command drains, commands in
 //     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
-//     order, and also smallest first or shuffled (a controller recreates them in no fixed order);
-//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first and in
-//     several seeded shuffles (they all come back at once);
+//     order, and also smallest first, largest first with one largest pod last, or shuffled (a controller
+//     recreates them in no fixed order);
+//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first (also with
+//     one largest pod last, each delete's pods in turn) and in several seeded shuffles (they all come
+//     back at once);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread
 //     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
 //     turns between commands, and in the per-move check's orders (largest first, smallest first,
@@ -26,7 +28,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
 import { podKey } from './pods.ts';
-import { bindingOrders, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { bindingOrders, largestHeldBackPods, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
@@ -122,6 +124,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   const orders: Order[] = [
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
     ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, smallestFirstPods),
+    ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods largest first with one largest pod last", replaces, largestHeldBackPods),
   ];
   if (replaces.length === 0) {
     // Deletes only: their pods all come back at once, in an order no one controls; a few more of them.

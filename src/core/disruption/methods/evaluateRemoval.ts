@@ -28,6 +28,11 @@ export interface RemovalOptions {
   readonly sizing?: NewNodeEfficiency;
   /** Set by the m-to-n repack, so a move its Balanced score refuses is reported as one. */
   readonly move?: 'm-to-n';
+  /**
+   * The moved pods go to new nodes only, no existing node taking any of them (methods/costEfficient.ts:
+   * the move that holds in any binding order). Pending pods then keep the room they have.
+   */
+  readonly newNodesOnly?: boolean;
 }
 
 export function evaluateRemoval(
@@ -49,11 +54,12 @@ export function evaluateRemoval(
   const newNodeTypes = bothFilters(bounded, options.newNodeTypes);
   // A node of unknown price is never replaced: only existing capacity may take its pods.
   const maxNewNodes = pricesKnown ? (options.maxNewNodes ?? 1) : 0;
-  // Pending pods that have a place now must keep one (pendingPods.ts).
-  const pending = placeablePendingPods(view.cluster, view.simulator);
+  // Pending pods that have a place now must keep one (pendingPods.ts); a move onto new nodes only takes
+  // no room from them.
+  const pending = options.newNodesOnly ? [] : placeablePendingPods(view.cluster, view.simulator);
   const pendingUids = new Set(pending.map((p) => p.uid));
   const request = {
-    excludedNodes: new Set(candidates.map((c) => c.node.name)),
+    excludedNodes: new Set(options.newNodesOnly ? view.cluster.nodes.map((n) => n.name) : candidates.map((c) => c.node.name)),
     maxNewNodes,
     stopAtFirstFailure: true,
     newNodeTypes,
