@@ -5,7 +5,7 @@ import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Candidate } from '../../src/core/disruption/candidates.ts';
 import type { Proposal } from '../../src/core/disruption/methods/types.ts';
 import { KubeSchedulerWorld } from '../../src/core/disruption/schedulerCheck.ts';
-import type { Node, Pod } from '../../src/core/model/types.ts';
+import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { Simulator, SimulatorInput } from '../../src/core/scheduling/types.ts';
 import { cluster, Gi, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
@@ -73,6 +73,16 @@ describe('kube-scheduler world of a pass', () => {
     savingsPerHour: 0.192 * candidates.length,
   });
 
+  /** A world whose every placement is recorded (the names of the pods, in the order placed). */
+  const recordingWorld = (start: Cluster) => {
+    const placed: string[][] = [];
+    const factory = (input: SimulatorInput): Simulator => {
+      const inner = createSimulator(input);
+      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
+    };
+    return { kube: new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start), placed };
+  };
+
   /**
    * `a` keeps 1000m free; `b` and `c` are emptier. Deleting `c` sends its 600m pod to `b` under
    * least-allocated scoring (the best fit would pick `a`). Deleting `b` afterwards must move that pod
@@ -85,12 +95,7 @@ describe('kube-scheduler world of a pass', () => {
     const pC = on('c', pod({ name: 'from-c', requests: { cpu: 600, memory: Gi } }));
     const pD = on('d', pod({ name: 'fill-d', requests: { cpu: 3300, memory: Gi } }), pod({ name: 'small-d', requests: { cpu: 100, memory: Gi } }));
     const start = cluster({ nodes, pods: [...pA, ...pB, ...pC, ...pD] });
-    const placed: string[][] = [];
-    const factory = (input: SimulatorInput): Simulator => {
-      const inner = createSimulator(input);
-      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
-    };
-    const kube = new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start);
+    const { kube, placed } = recordingWorld(start);
     return { kube, placed, b: candidate(nodes[1]!, pB), c: candidate(nodes[2]!, pC), d: candidate(nodes[3]!, pD) };
   }
 
@@ -162,16 +167,12 @@ describe('kube-scheduler world of a pass', () => {
     // `fragile`'s move (delete c): largest first holds, smallest first strands the 2000m pod.
     const start = fragile();
     const [, , c] = start.nodes;
-    const placed: string[][] = [];
-    const factory = (input: SimulatorInput): Simulator => {
-      const inner = createSimulator(input);
-      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
-    };
-    const kube = new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start);
+    const { kube, placed } = recordingWorld(start);
     const pods = start.pods.filter((p) => p.nodeName === 'c');
     expect(kube.check(deleteOf(candidate(c!, pods)))).toMatch(/pod default\/large would stay Pending/);
     expect(placed).toEqual([['small', 'large']]);
   });
+
   it('binds a largest pod last after every other pod: the order that strands it when the pods overflow the emptiest node', () => {
     // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free). The
     // first 900m pod and the small ones spread over both the way least-allocated scoring balances them,
@@ -188,12 +189,7 @@ describe('kube-scheduler world of a pass', () => {
         ...on('c', pod({ name: 'large-1', requests: { cpu: 900, memory: 16 * Mi } }), pod({ name: 'large-2', requests: { cpu: 900, memory: 16 * Mi } }), ...small),
       ],
     });
-    const placed: string[][] = [];
-    const factory = (input: SimulatorInput): Simulator => {
-      const inner = createSimulator(input);
-      return { simulate: (request) => (placed.push(request.pods.map((p) => p.name)), inner.simulate(request)) };
-    };
-    const kube = new KubeSchedulerWorld({ nodePools: [nodePool()], pools, catalog: m5Catalog(), nowMs: T0, simulatorFactory: factory }, start);
+    const { kube, placed } = recordingWorld(start);
     const pods = start.pods.filter((p) => p.nodeName === 'c');
     expect(kube.check(deleteOf(candidate(c, pods)))).toMatch(/pod default\/large-\d would stay Pending/);
     // Smallest first held; the second order, a largest pod held back to the end, strands it.
