@@ -7,8 +7,9 @@ import { decideWithHeldBack, MAX_DECIDE_AGAIN, runConsolidationPass, type Decisi
 import type { Decision } from '../../src/core/plan.ts';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import type { MethodName } from '../../src/core/disruption/policy.ts';
-import type { Node, NodePool, Pod } from '../../src/core/model/types.ts';
-import { cluster, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
+import type { Catalog, Node, NodePool, Pod } from '../../src/core/model/types.ts';
+import type { Proposal } from '../../src/core/disruption/methods/types.ts';
+import { cluster, instanceType, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
 
 const xlarge = { instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 }, capacity: { cpu: 4000, memory: 16384 * Mi, pods: 58 } };
 const taint = { key: 'dedicated', value: 'b', effect: 'NoSchedule' as const };
@@ -207,31 +208,41 @@ describe('a cut decision does not leave the rest of the budget unused', () => {
   });
 });
 
-describe('a largest pod bound after every other pod of the pass', () => {
-  // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free): bound
-  // largest first with one 900m pod held back to the end, least-allocated scoring spreads the rest over
-  // both nodes and the last 900m pod finds 367m and 733m. In the queue's order, smallest first, largest
-  // first and the seeded shuffles every pod is placed; the twin has 1400m free on `full` and holds in all.
-  function deleteC(fullFreeMillis: number) {
-    const sized = (name: string, cpuMillis: number, keep = true) =>
-      node({ name, allocatable: { cpu: cpuMillis, memory: 16384 * Mi, pods: 58 }, annotations: keep ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
-    const nodes = [sized('spare', 2000), sized('full', 3000 + fullFreeMillis), sized('c', 4000, false)];
-    const pods = [
-      ...on('full', pod({ requests: cpu(3000) })),
-      ...on('c', pod({ name: 'large-1', requests: cpu(900) }), pod({ name: 'large-2', requests: cpu(900) }), ...Array.from({ length: 10 }, (_, i) => pod({ name: `small-${i}`, requests: cpu(100) }))),
-    ];
-    const start = cluster({ nodes, pods });
-    const proposal = { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: nodes[2]!, pool: nodePool(), pricePerHour: 0.192, pods: pods.filter((p) => p.nodeName === 'c'), disruptionCost: 13, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 };
+describe('a replacement whose pods overflow its new node, a largest pod bound last', () => {
+  // c's nine pods (600m twice, 400m, 250m twice, 100m, 50m three times: 2,350m) are replaced by `n`
+  // (`newMillis`) beside two kept nodes with 400m and 700m free at 90% and 82% allocated. While `n` is the
+  // least allocated node it draws every pod; bound largest first with one 600m pod held back to the
+  // end, the small ones then take the holes and the last 600m pod finds 236m, 300m and 400m. Queue order,
+  // smallest first, largest first and the shuffles all place every pod; with a larger `n` all orders do.
+  function replaceC(newMillis: number) {
+    const catalog: Catalog = {
+      region: 'us-east-1',
+      instanceTypes: [instanceType('e4', { cpu: 4000, memory: 16384 * Mi, pods: 58 }, 0.2), instanceType('n', { cpu: newMillis, memory: 16384 * Mi, pods: 58 }, 0.1), instanceType('big', { cpu: 8000, memory: 32768 * Mi, pods: 58 }, 0.4)],
+    };
+    const kept = (name: string) => node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16384 * Mi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    const c = node({ name: 'c', instanceType: 'big', allocatable: { cpu: 8000, memory: 32768 * Mi, pods: 58 } });
+    const moved = [600, 600, 400, 250, 250, 100, 50, 50, 50].map((millis, i) => pod({ name: `p${i}-${millis}`, requests: cpu(millis) }));
+    const pods = [...on('e1', pod({ requests: cpu(3600) })), ...on('e2', pod({ requests: cpu(3300) })), ...on('c', ...moved)];
+    const start = cluster({ nodes: [kept('e1'), kept('e2'), c], pods });
     const pool = nodePool();
-    return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: m5Catalog(), nowMs: T0 }, start, [{ proposal, names: [] }]);
+    const type = catalog.instanceTypes.find((t) => t.name === 'n')!;
+    const proposal: Proposal = {
+      method: 'single-node',
+      reason: 'Underutilized',
+      candidates: [{ node: c, pool, pricePerHour: 0.4, pods: pods.filter((p) => p.nodeName === 'c'), disruptionCost: 10, methods: new Set(['single-node']) }],
+      replacements: [{ instanceTypes: ['n'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.1, worstPricePerHour: 0.1, nodePool: 'default' }],
+      savingsPerHour: 0.3,
+      simulation: { allScheduled: true, placements: [], unschedulable: [], newNodes: [{ nodePool: 'default', pods: [], requirements: [], options: [{ instanceType: type, offerings: type.offerings, cheapestPricePerHour: 0.1 }] }] },
+    };
+    return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog, nowMs: T0 }, start, [{ proposal, names: ['replacement-1'] }]);
   }
 
   it.each([
-    ['1000m free on full: the delete is cut (largest first, one largest pod last)', 1000, 0],
-    ['1400m free on full: every order binds every pod, the delete is kept', 1400, 1],
-  ] as const)('%s', (_name, fullFreeMillis, kept) => {
-    const verdict = deleteC(fullFreeMillis);
+    ['a 1836m new node: the replacement is cut (largest first, one largest pod last)', 1836, 0],
+    ['a 2400m new node: every order binds every pod, the replacement is kept', 2400, 1],
+  ] as const)('%s', (_name, newMillis, kept) => {
+    const verdict = replaceC(newMillis);
     expect(verdict.kept).toBe(kept);
-    if (kept === 0) expect(verdict.cut.get(0)).toMatch(/largest first with one largest pod last.*pod default\/large-\d would stay Pending/);
+    if (kept === 0) expect(verdict.cut.get(0)).toMatch(/largest first with one largest pod last.*pod default\/p\d-600 would stay Pending/);
   });
 });

@@ -4,7 +4,7 @@ import { goDurationOrNull as durationOrNull } from '../../src/core/input/duratio
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Candidate } from '../../src/core/disruption/candidates.ts';
 import type { Proposal } from '../../src/core/disruption/methods/types.ts';
-import { KubeSchedulerWorld } from '../../src/core/disruption/schedulerCheck.ts';
+import { bindingOrders, KubeSchedulerWorld } from '../../src/core/disruption/schedulerCheck.ts';
 import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { Simulator, SimulatorInput } from '../../src/core/scheduling/types.ts';
@@ -173,11 +173,10 @@ describe('kube-scheduler world of a pass', () => {
     expect(placed).toEqual([['small', 'large']]);
   });
 
-  it('binds a largest pod last after every other pod: the order that strands it when the pods overflow the emptiest node', () => {
-    // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free). The
-    // first 900m pod and the small ones spread over both the way least-allocated scoring balances them,
-    // and the second 900m pod, bound last, finds 367m on one and 733m on the other. Smallest first, largest
-    // first, the shuffle and the queue order all place every pod; only the held-back order strands it.
+  it('binds a move that only deletes in four orders, not with a largest pod held back (there is no new node to overflow)', () => {
+    // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free). Held
+    // back to the end, the second 900m pod would find 367m and 733m; a delete is not bound that way
+    // (largestHeldBackPods), and the four orders it is bound in place every pod.
     const big = (name: string, cpu: number, keep = true) =>
       node({ name, allocatable: { cpu, memory: 16 * Gi, pods: 58 }, annotations: keep ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
     const small = Array.from({ length: 10 }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 100, memory: 16 * Mi } }));
@@ -191,11 +190,42 @@ describe('kube-scheduler world of a pass', () => {
     });
     const { kube, placed } = recordingWorld(start);
     const pods = start.pods.filter((p) => p.nodeName === 'c');
-    expect(kube.check(deleteOf(candidate(c, pods)))).toMatch(/pod default\/large-\d would stay Pending/);
-    // Smallest first held; the second order, a largest pod held back to the end, strands it.
-    expect(placed).toHaveLength(2);
-    expect(placed[1]!.at(-1)).toMatch(/^large-/);
-    expect(placed[1]![0]).toMatch(/^large-/);
+    expect(kube.check(deleteOf(candidate(c, pods)))).toBeUndefined();
+    expect(placed).toHaveLength(4);
+    // None of them starts and ends with a large pod (the held-back order does).
+    expect(placed.filter((order) => /^large-/.test(order[0]!) && /^large-/.test(order.at(-1)!))).toEqual([]);
+  });
+});
+
+describe('largest first with one largest pod held back to the end', () => {
+  // A new node `n` (1836m) beside two kept nodes with 400m and 700m free: the moved pods (2,350m)
+  // overflow it. Bound least allocated first, every order but the held-back one places every pod.
+  const kept = (name: string, usedMillis: number) => ({ node: node({ name, allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } }), pods: on(name, pod({ requests: { cpu: usedMillis, memory: 16 * Mi } })) });
+  const e1 = kept('e1', 3600);
+  const e2 = kept('e2', 3300);
+  const n = node({ name: 'n', allocatable: { cpu: 1836, memory: 16 * Gi, pods: 58 } });
+  const moved = [600, 600, 400, 250, 250, 100, 50, 50, 50].map((millis, i) => pod({ name: `p${i}-${millis}`, requests: { cpu: millis, memory: 16 * Mi } }));
+  const simulator = createSimulator({ cluster: cluster({ nodes: [e1.node, e2.node, n], pods: [...e1.pods, ...e2.pods] }), nodePools: [nodePool()], catalog: m5Catalog() });
+  const place = (pods: readonly Pod[]) => simulator.simulate({ excludedNodes: new Set(), pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' });
+  const [largest, smallest, shuffled, queue, heldBack] = bindingOrders(moved);
+
+  it('binds every pod but a largest one in largest-first order, then that one', () => {
+    expect(heldBack!.map((p) => p.requests['cpu'])).toEqual([600, 400, 250, 250, 100, 50, 50, 50, 600]);
+  });
+
+  it.each([
+    ['smallest first', smallest!],
+    ['largest first', largest!],
+    ['shuffled', shuffled!],
+    ['queue order', queue!],
+  ])('places every pod bound %s', (_name, order) => {
+    expect(place(order).allScheduled).toBe(true);
+  });
+
+  it('strands the 600m pod held back to the end', () => {
+    const result = place(heldBack!);
+    expect(result.allScheduled).toBe(false);
+    expect(result.unschedulable.map((u) => u.pod.requests['cpu'])).toEqual([600]);
   });
 });
 

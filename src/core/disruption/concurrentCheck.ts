@@ -13,9 +13,8 @@
 //     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
 //     order, and also smallest first, largest first with one largest pod last, or shuffled (a controller
 //     recreates them in no fixed order);
-//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first (also with
-//     one largest pod last, each delete's pods in turn) and in several seeded shuffles (they all come
-//     back at once);
+//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first and in
+//     several seeded shuffles (they all come back at once);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread
 //     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
 //     turns between commands, and in the per-move check's orders (largest first, smallest first,
@@ -112,8 +111,8 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   // Within one command the pods come back in whatever order their controllers recreate them: besides the
   // queue's order, smallest first (small pods spread over the emptiest nodes before the large ones come,
   // the order most likely to leave a large pod without room) and shuffled.
-  const ownReady = (name: string, order: readonly number[], within: (pods: readonly Pod[]) => Pod[] = queueOrder): Order => {
-    const pods: Pod[] = deletes.flatMap((i) => within(laidOut.evicted[i]!));
+  const ownReady = (name: string, order: readonly number[], within: (pods: readonly Pod[]) => Pod[] = queueOrder, deletesWithin = within): Order => {
+    const pods: Pod[] = deletes.flatMap((i) => deletesWithin(laidOut.evicted[i]!));
     const availableFrom = new Map<string, number>();
     for (const index of order) {
       for (const node of laidOut.added[index]!.nodes) availableFrom.set(node.name, pods.length);
@@ -124,8 +123,11 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   const orders: Order[] = [
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
     ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, smallestFirstPods),
-    ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods largest first with one largest pod last", replaces, largestHeldBackPods),
   ];
+  // A largest pod of each replacement's command held back to the end (schedulerCheck.ts, largestHeldBackPods).
+  if (replaces.length > 0) {
+    orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with one largest pod last", replaces, largestHeldBackPods, queueOrder));
+  }
   if (replaces.length === 0) {
     // Deletes only: their pods all come back at once, in an order no one controls; a few more of them.
     const [largest, , shuffled] = bindingOrders(deletePods);
