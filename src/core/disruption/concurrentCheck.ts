@@ -11,8 +11,8 @@
 //   - the deletes' pods first, in decision order (a delete evicts at once, before any new node is Ready);
 //   - then the replacements' commands, each new node Ready only when its own command drains, commands in
 //     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
-//     order, and also smallest first, largest first with one largest pod last, or shuffled (a controller
-//     recreates them in no fixed order);
+//     order, and also smallest first or shuffled (a controller recreates them in no fixed order), and
+//     each replacement's pods largest first with one largest pod last;
 //   - a pass that only deletes: its pods in the queue's order, smallest first, largest first and in
 //     several seeded shuffles (they all come back at once);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread

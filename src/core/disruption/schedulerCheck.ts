@@ -281,8 +281,8 @@ const unbind = (pods: readonly Pod[]): Pod[] => pods.map(unbound);
 /**
  * The orders evicted pods may be bound in, whichever the plan would like: largest first, smallest first,
  * a fixed shuffle, the scheduler queue's order, and largest first with one largest pod held back to the
- * end (`largestHeldBack`). The pass-level check (concurrentCheck.ts) binds a lone move's pods in these
- * same orders, so a move taken here is not cut there for its own sake.
+ * end (`largestHeldBackPods`, for moves that launch nodes). The pass-level check (concurrentCheck.ts)
+ * binds a lone move's pods in these same orders, so a move taken here is not cut there for its own sake.
  */
 export function bindingOrders(pods: readonly Pod[]): Pod[][] {
   const largest = [...pods].sort(largestFirst);
