@@ -14,6 +14,8 @@ import type {
   WorkloadStatus,
 } from '../src/core/model/types.ts';
 import type { NodeState } from '../src/core/state/types.ts';
+import type { Candidate } from '../src/core/disruption/candidates.ts';
+import type { Proposal } from '../src/core/disruption/methods/types.ts';
 
 export const Gi = 1024 ** 3;
 export const Mi = 1024 ** 2;
@@ -222,5 +224,23 @@ export function nodeState(overrides: Partial<NodeState> & { name?: string } = {}
     version: 1,
     expiresAt: T0 + hours(24 * 7),
     ...overrides,
+  };
+}
+
+/**
+ * A move that replaces `node` (its `pods` moved) with one new node of `type` from `pool`: what a method
+ * hands the kube-scheduler checks (its simulation's new node offers `type` only).
+ */
+export function replacementProposal(node: Node, pods: readonly Pod[], type: InstanceType, pool: NodePool, currentPricePerHour: number): Proposal {
+  const candidate: Candidate = { node, pool, pricePerHour: currentPricePerHour, pods, disruptionCost: 1 + pods.length, methods: new Set(['single-node']) };
+  const pricePerHour = Math.min(...type.offerings.filter((o) => o.capacityType === 'on-demand').map((o) => o.pricePerHour));
+  const zones = [...new Set(type.offerings.map((o) => o.zone))];
+  return {
+    method: 'single-node',
+    reason: 'Underutilized',
+    candidates: [candidate],
+    replacements: [{ instanceTypes: [type.name], capacityType: 'on-demand', zones, pricePerHour, worstPricePerHour: pricePerHour, nodePool: pool.name }],
+    savingsPerHour: currentPricePerHour - pricePerHour,
+    simulation: { allScheduled: true, placements: [], unschedulable: [], newNodes: [{ nodePool: pool.name, pods: [], requirements: [], options: [{ instanceType: type, offerings: type.offerings, cheapestPricePerHour: pricePerHour }] }] },
   };
 }

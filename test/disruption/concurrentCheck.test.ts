@@ -8,8 +8,7 @@ import type { Decision } from '../../src/core/plan.ts';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import type { MethodName } from '../../src/core/disruption/policy.ts';
 import type { Catalog, Node, NodePool, Pod } from '../../src/core/model/types.ts';
-import type { Proposal } from '../../src/core/disruption/methods/types.ts';
-import { cluster, instanceType, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
+import { cluster, instanceType, m5Catalog, Mi, node, nodePool, on, pod, replacementProposal, T0 } from '../builders.ts';
 
 const xlarge = { instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 }, capacity: { cpu: 4000, memory: 16384 * Mi, pods: 58 } };
 const taint = { key: 'dedicated', value: 'b', effect: 'NoSchedule' as const };
@@ -225,15 +224,7 @@ describe('a replacement whose pods overflow its new node, a largest pod bound la
     const pods = [...on('e1', pod({ requests: cpu(3600) })), ...on('e2', pod({ requests: cpu(3300) })), ...on('c', ...moved)];
     const start = cluster({ nodes: [kept('e1'), kept('e2'), c], pods });
     const pool = nodePool();
-    const type = catalog.instanceTypes.find((t) => t.name === 'n')!;
-    const proposal: Proposal = {
-      method: 'single-node',
-      reason: 'Underutilized',
-      candidates: [{ node: c, pool, pricePerHour: 0.4, pods: pods.filter((p) => p.nodeName === 'c'), disruptionCost: 10, methods: new Set(['single-node']) }],
-      replacements: [{ instanceTypes: ['n'], capacityType: 'on-demand', zones: ['us-east-1a'], pricePerHour: 0.1, worstPricePerHour: 0.1, nodePool: 'default' }],
-      savingsPerHour: 0.3,
-      simulation: { allScheduled: true, placements: [], unschedulable: [], newNodes: [{ nodePool: 'default', pods: [], requirements: [], options: [{ instanceType: type, offerings: type.offerings, cheapestPricePerHour: 0.1 }] }] },
-    };
+    const proposal = replacementProposal(c, pods.filter((p) => p.nodeName === 'c'), catalog.instanceTypes.find((t) => t.name === 'n')!, pool, 0.4);
     return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog, nowMs: T0 }, start, [{ proposal, names: ['replacement-1'] }]);
   }
 
@@ -244,5 +235,33 @@ describe('a replacement whose pods overflow its new node, a largest pod bound la
     const verdict = replaceC(newMillis);
     expect(verdict.kept).toBe(kept);
     if (kept === 0) expect(verdict.cut.get(0)).toMatch(/largest first with one largest pod last.*pod default\/p\d-600 would stay Pending/);
+  });
+});
+
+describe('a replacement whose pods overflow its new node, the pod asking the most memory bound last', () => {
+  // The moved pods (5,248Mi; the largest in cpu, 400m, asks 512Mi, another 2Gi) replace c by `n`
+  // (`newMi`) beside kept nodes with 1,024Mi and 1,536Mi free. Holding the 2Gi pod back to the end
+  // strands it; with a larger `n` every order binds every pod.
+  function replaceC(newMi: number) {
+    const newType = instanceType('n', { cpu: 16000, memory: newMi * Mi, pods: 58 }, 0.1);
+    const kept = (name: string, freeMi: number) => ({
+      node: node({ name, allocatable: { cpu: 16000, memory: 16384 * Mi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+      pods: on(name, pod({ requests: { cpu: 100, memory: (16384 - freeMi) * Mi } })),
+    });
+    const [e1, e2] = [kept('e1', 1024), kept('e2', 1536)];
+    const c = node({ name: 'c', allocatable: { cpu: 16000, memory: 16384 * Mi, pods: 58 } });
+    const moved = on('c', ...([[100, 128], [100, 2048], [400, 512], [50, 1024], [250, 256], [250, 1024], [50, 256]] as const).map(([millis, memoryMi], i) => pod({ name: `p${i}-${memoryMi}Mi`, requests: { cpu: millis, memory: memoryMi * Mi } })));
+    const pool = nodePool();
+    const start = cluster({ nodes: [e1!.node, e2!.node, c], pods: [...e1!.pods, ...e2!.pods, ...moved] });
+    return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: { region: 'us-east-1', instanceTypes: [newType] }, nowMs: T0 }, start, [{ proposal: replacementProposal(c, moved, newType, pool, 0.4), names: ['replacement-1'] }]);
+  }
+
+  it.each([
+    ['a 3,933Mi new node: the replacement is cut (the pod asking the most memory last)', 3933, 0],
+    ['a 6,500Mi new node: every order binds every pod, the replacement is kept', 6500, 1],
+  ] as const)('%s', (_name, newMi, kept) => {
+    const verdict = replaceC(newMi);
+    expect(verdict.kept).toBe(kept);
+    if (kept === 0) expect(verdict.cut.get(0)).toMatch(/the pod asking the most memory last.*pod default\/p1-2048Mi would stay Pending/);
   });
 });

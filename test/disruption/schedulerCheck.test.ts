@@ -4,11 +4,11 @@ import { goDurationOrNull as durationOrNull } from '../../src/core/input/duratio
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Candidate } from '../../src/core/disruption/candidates.ts';
 import type { Proposal } from '../../src/core/disruption/methods/types.ts';
-import { bindingOrders, KubeSchedulerWorld } from '../../src/core/disruption/schedulerCheck.ts';
+import { bindingOrders, KubeSchedulerWorld, largestMemoryHeldBackPods } from '../../src/core/disruption/schedulerCheck.ts';
 import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { Simulator, SimulatorInput } from '../../src/core/scheduling/types.ts';
-import { cluster, Gi, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
+import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, pod, replacementProposal, T0 } from '../builders.ts';
 
 const xlarge = (name: string, keep = false) =>
   node({ name, instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 }, annotations: keep ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
@@ -226,6 +226,41 @@ describe('largest first with one largest pod held back to the end', () => {
     const result = place(heldBack!);
     expect(result.allScheduled).toBe(false);
     expect(result.unschedulable.map((u) => u.pod.requests['cpu'])).toEqual([600]);
+  });
+});
+
+describe('the pod asking the most memory held back to the end', () => {
+  // A new node `n` with 3,933Mi beside two kept nodes with 1,024Mi and 1,536Mi free: the moved pods
+  // (5,248Mi) overflow it. Their largest pod in cpu (400m) is not the one asking the most memory (2Gi).
+  // Bound least allocated first, every order but the one holding that 2Gi pod back places every pod.
+  const keptNode = (name: string, freeMi: number) => ({
+    node: node({ name, allocatable: { cpu: 16000, memory: 16384 * Mi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+    pods: on(name, pod({ requests: { cpu: 100, memory: (16384 - freeMi) * Mi } })),
+  });
+  const e1 = keptNode('e1', 1024);
+  const e2 = keptNode('e2', 1536);
+  const newType = instanceType('n', { cpu: 16000, memory: 3933 * Mi, pods: 58 }, 0.1);
+  const c = node({ name: 'c', allocatable: { cpu: 16000, memory: 16384 * Mi, pods: 58 } });
+  const moved = on('c', ...([[100, 128], [100, 2048], [400, 512], [50, 1024], [250, 256], [250, 1024], [50, 256]] as const).map(([cpu, memoryMi], i) => pod({ name: `p${i}-${cpu}m-${memoryMi}Mi`, requests: { cpu, memory: memoryMi * Mi } })));
+  const start = cluster({ nodes: [e1.node, e2.node, c], pods: [...e1.pods, ...e2.pods, ...moved] });
+
+  it('binds every other pod largest first, then the 2Gi pod', () => {
+    expect(largestMemoryHeldBackPods(moved)!.map((p) => p.name)).toEqual(['p2-400m-512Mi', 'p5-250m-1024Mi', 'p4-250m-256Mi', 'p0-100m-128Mi', 'p3-50m-1024Mi', 'p6-50m-256Mi', 'p1-100m-2048Mi']);
+    expect(largestMemoryHeldBackPods(moved.filter((p) => p.name !== 'p1-100m-2048Mi' && p.name !== 'p3-50m-1024Mi' && p.name !== 'p5-250m-1024Mi'))).toBeUndefined();
+  });
+
+  it('a replacement of c is refused for it; every other order binds every pod', () => {
+    const pool = nodePool();
+    const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: { region: 'us-east-1', instanceTypes: [newType] }, nowMs: T0 };
+    const proposal = replacementProposal(c, moved, newType, pool, 0.4);
+    expect(new KubeSchedulerWorld(ctx, start).check(proposal)).toMatch(/pod default\/p1-100m-2048Mi would stay Pending/);
+    // The same world bound in the other orders (the replacement as the check adds it).
+    const laid = cluster({ nodes: [e1.node, e2.node, node({ name: 'replacement-1', allocatable: newType.allocatable })], pods: [...e1.pods, ...e2.pods] });
+    const simulator = createSimulator({ cluster: laid, nodePools: [pool], catalog: ctx.catalog });
+    const unboundPods = moved.map(({ nodeName: _n, ...p }) => p);
+    for (const order of bindingOrders(unboundPods)) {
+      expect(simulator.simulate({ excludedNodes: new Set(), pods: order, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' }).allScheduled).toBe(true);
+    }
   });
 });
 

@@ -12,7 +12,7 @@
 //   - then the replacements' commands, each new node Ready only when its own command drains, commands in
 //     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
 //     order, and also smallest first or shuffled (a controller recreates them in no fixed order), and
-//     each replacement's pods largest first with one largest pod last;
+//     each replacement's pods largest first with one largest pod (or the one asking the most memory) last;
 //   - a pass that only deletes: its pods in the queue's order, smallest first, largest first and in
 //     several seeded shuffles (they all come back at once);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread
@@ -27,7 +27,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
 import { podKey } from './pods.ts';
-import { bindingOrders, largestHeldBackPods, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { bindingOrders, largestHeldBackPods, largestMemoryHeldBackPods, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
@@ -124,9 +124,14 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
     ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, smallestFirstPods),
   ];
-  // A largest pod of each replacement's command held back to the end (schedulerCheck.ts, largestHeldBackPods).
+  // A largest pod of each replacement's command held back to the end (schedulerCheck.ts, largestHeldBackPods),
+  // and the pod asking the most memory, where that is another pod.
   if (replaces.length > 0) {
     orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with one largest pod last", replaces, largestHeldBackPods, queueOrder));
+    if (replaces.some((i) => largestMemoryHeldBackPods(laidOut.evicted[i]!) !== undefined)) {
+      const memoryHeldBack = (pods: readonly Pod[]): Pod[] => largestMemoryHeldBackPods(pods) ?? largestHeldBackPods(pods);
+      orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with the pod asking the most memory last", replaces, memoryHeldBack, queueOrder));
+    }
   }
   if (replaces.length === 0) {
     // Deletes only: their pods all come back at once, in an order no one controls; a few more of them.

@@ -17,6 +17,7 @@
 // If a pod finds no node in either order, the move is refused with the reason.
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import { createSimulator, largestFirst } from '../scheduling/simulator.ts';
+import { MEMORY } from '../scheduling/resources.ts';
 import type { Placement, Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { applyProposal, destinations, replacementNames, replacementNodes } from './applyDecision.ts';
 import { changeCluster, listedPositionsOn } from '../scheduling/clusterChange.ts';
@@ -222,7 +223,9 @@ export class KubeSchedulerWorld {
     // was planned to hold, and the small pods take the holes elsewhere (largestHeldBackPods).
     const checkedOrders = (): Pod[][] => {
       const [largest, smallest, shuffled, queue, heldBack] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[], Pod[]];
-      return proposal.replacements.length > 0 ? [smallest, heldBack, largest, shuffled, queue] : [smallest, largest, shuffled, queue];
+      if (proposal.replacements.length === 0) return [smallest, largest, shuffled, queue];
+      const memoryHeldBack = largestMemoryHeldBackPods(own);
+      return [smallest, heldBack, ...(memoryHeldBack ? [memoryHeldBack] : []), largest, shuffled, queue];
     };
     const orders = (mustPlaceAll ? checkedOrders() : [queueOrder(own)]).map((pods) => [...first, ...pods]);
     let placements: readonly Placement[] = [];
@@ -303,6 +306,20 @@ export function bindingOrders(pods: readonly Pod[]): Pod[][] {
 export const largestHeldBackPods = (pods: readonly Pod[]): Pod[] => heldBackFrom([...pods].sort(largestFirst));
 
 const heldBackFrom = (largest: readonly Pod[]): Pod[] => (largest.length < 2 ? [...largest] : [...largest.slice(1), largest[0]!]);
+
+/**
+ * The same with the pod that asks the most memory held back, when that is not the pod asking the most
+ * cpu (which `largestHeldBackPods` holds back); undefined when it is. The hole a memory-heavy pod needs
+ * is filled the same way: a random search of small clusters found moves every other order binds and
+ * this one strands.
+ */
+export function largestMemoryHeldBackPods(pods: readonly Pod[]): Pod[] | undefined {
+  const largest = [...pods].sort(largestFirst);
+  let heaviest = largest[0];
+  for (const pod of largest) if ((pod.requests[MEMORY] ?? 0) > (heaviest?.requests[MEMORY] ?? 0)) heaviest = pod;
+  if (heaviest === undefined || heaviest === largest[0]) return undefined;
+  return [...largest.filter((p) => p !== heaviest), heaviest];
+}
 
 /** Smallest pods first (the largest-first order reversed, as bindingOrders has it). */
 export const smallestFirstPods = (pods: readonly Pod[]): Pod[] => [...pods].sort(largestFirst).reverse();
