@@ -4,7 +4,7 @@ import { goDurationOrNull as durationOrNull } from '../../src/core/input/duratio
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Candidate } from '../../src/core/disruption/candidates.ts';
 import type { Proposal } from '../../src/core/disruption/methods/types.ts';
-import { bindingOrders, KubeSchedulerWorld, largestMemoryHeldBackPods } from '../../src/core/disruption/schedulerCheck.ts';
+import { bindingOrders, KubeSchedulerWorld, largestHeldBackPods, largestMemoryHeldBackPods } from '../../src/core/disruption/schedulerCheck.ts';
 import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { Simulator, SimulatorInput } from '../../src/core/scheduling/types.ts';
@@ -207,7 +207,8 @@ describe('largest first with one largest pod held back to the end', () => {
   const moved = [600, 600, 400, 250, 250, 100, 50, 50, 50].map((millis, i) => pod({ name: `p${i}-${millis}`, requests: { cpu: millis, memory: 16 * Mi } }));
   const simulator = createSimulator({ cluster: cluster({ nodes: [e1.node, e2.node, n], pods: [...e1.pods, ...e2.pods] }), nodePools: [nodePool()], catalog: m5Catalog() });
   const place = (pods: readonly Pod[]) => simulator.simulate({ excludedNodes: new Set(), pods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' });
-  const [largest, smallest, shuffled, queue, heldBack] = bindingOrders(moved);
+  const [largest, smallest, shuffled, queue] = bindingOrders(moved);
+  const heldBack = largestHeldBackPods(moved);
 
   it('binds every pod but a largest one in largest-first order, then that one', () => {
     expect(heldBack!.map((p) => p.requests['cpu'])).toEqual([600, 400, 250, 250, 100, 50, 50, 50, 600]);
@@ -258,7 +259,7 @@ describe('the pod asking the most memory held back to the end', () => {
     const laid = cluster({ nodes: [e1.node, e2.node, node({ name: 'replacement-1', allocatable: newType.allocatable })], pods: [...e1.pods, ...e2.pods] });
     const simulator = createSimulator({ cluster: laid, nodePools: [pool], catalog: ctx.catalog });
     const unboundPods = moved.map(({ nodeName: _n, ...p }) => p);
-    for (const order of bindingOrders(unboundPods)) {
+    for (const order of [...bindingOrders(unboundPods), largestHeldBackPods(unboundPods)]) {
       expect(simulator.simulate({ excludedNodes: new Set(), pods: order, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' }).allScheduled).toBe(true);
     }
   });

@@ -222,10 +222,8 @@ export class KubeSchedulerWorld {
     // to the end comes next: the new node draws every pod while it is the least allocated, more than it
     // was planned to hold, and the small pods take the holes elsewhere (largestHeldBackPods).
     const checkedOrders = (): Pod[][] => {
-      const [largest, smallest, shuffled, queue, heldBack] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[], Pod[]];
-      if (proposal.replacements.length === 0) return [smallest, largest, shuffled, queue];
-      const memoryHeldBack = largestMemoryHeldBackPods(own);
-      return [smallest, heldBack, ...(memoryHeldBack ? [memoryHeldBack] : []), largest, shuffled, queue];
+      const [largest, smallest, shuffled, queue] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[]];
+      return [smallest, ...(proposal.replacements.length > 0 ? heldBackOrders(own) : []), largest, shuffled, queue];
     };
     const orders = (mustPlaceAll ? checkedOrders() : [queueOrder(own)]).map((pods) => [...first, ...pods]);
     let placements: readonly Placement[] = [];
@@ -283,13 +281,25 @@ const unbind = (pods: readonly Pod[]): Pod[] => pods.map(unbound);
 
 /**
  * The orders evicted pods may be bound in, whichever the plan would like: largest first, smallest first,
- * a fixed shuffle, the scheduler queue's order, and largest first with one largest pod held back to the
- * end (`largestHeldBackPods`, for moves that launch nodes). The pass-level check (concurrentCheck.ts)
- * binds a lone move's pods in these same orders, so a move taken here is not cut there for its own sake.
+ * a fixed shuffle, and the scheduler queue's order (last: its placement is the one kept); a move that
+ * launches nodes also in `heldBackOrders`. The pass-level check (concurrentCheck.ts) binds a lone move's
+ * pods in these same orders, so a move taken here is not cut there for its own sake.
  */
 export function bindingOrders(pods: readonly Pod[]): Pod[][] {
   const largest = [...pods].sort(largestFirst);
-  return [largest, [...largest].reverse(), shuffledPods(pods), queueOrder(pods), heldBackFrom(largest)];
+  return [largest, [...largest].reverse(), shuffledPods(pods), queueOrder(pods)];
+}
+
+/**
+ * The held-back orders of a move that launches nodes, from one sort: `largestHeldBackPods`, and
+ * `largestMemoryHeldBackPods` when that holds back another pod. None for a single pod (every order
+ * is then the same).
+ */
+export function heldBackOrders(pods: readonly Pod[]): Pod[][] {
+  if (pods.length < 2) return [];
+  const largest = [...pods].sort(largestFirst);
+  const heaviest = heaviestInMemory(largest);
+  return heaviest === undefined || heaviest === largest[0] ? [heldBackFrom(largest)] : [heldBackFrom(largest), withLast(largest, heaviest)];
 }
 
 /**
@@ -305,7 +315,16 @@ export function bindingOrders(pods: readonly Pod[]): Pod[][] {
  */
 export const largestHeldBackPods = (pods: readonly Pod[]): Pod[] => heldBackFrom([...pods].sort(largestFirst));
 
-const heldBackFrom = (largest: readonly Pod[]): Pod[] => (largest.length < 2 ? [...largest] : [...largest.slice(1), largest[0]!]);
+const heldBackFrom = (largest: readonly Pod[]): Pod[] => (largest.length < 2 ? [...largest] : withLast(largest, largest[0]!));
+
+const withLast = (largest: readonly Pod[], last: Pod): Pod[] => [...largest.filter((p) => p !== last), last];
+
+/** The first pod (in `largest`'s order) asking the most memory. */
+function heaviestInMemory(largest: readonly Pod[]): Pod | undefined {
+  let heaviest = largest[0];
+  for (const pod of largest) if ((pod.requests[MEMORY] ?? 0) > (heaviest?.requests[MEMORY] ?? 0)) heaviest = pod;
+  return heaviest;
+}
 
 /**
  * The same with the pod that asks the most memory held back, when that is not the pod asking the most
@@ -315,10 +334,8 @@ const heldBackFrom = (largest: readonly Pod[]): Pod[] => (largest.length < 2 ? [
  */
 export function largestMemoryHeldBackPods(pods: readonly Pod[]): Pod[] | undefined {
   const largest = [...pods].sort(largestFirst);
-  let heaviest = largest[0];
-  for (const pod of largest) if ((pod.requests[MEMORY] ?? 0) > (heaviest?.requests[MEMORY] ?? 0)) heaviest = pod;
-  if (heaviest === undefined || heaviest === largest[0]) return undefined;
-  return [...largest.filter((p) => p !== heaviest), heaviest];
+  const heaviest = heaviestInMemory(largest);
+  return heaviest === undefined || heaviest === largest[0] ? undefined : withLast(largest, heaviest);
 }
 
 /** Smallest pods first (the largest-first order reversed, as bindingOrders has it). */
