@@ -3,7 +3,7 @@
 // cluster gives (a fresh build: a copy of the cluster, which carries no record of the change).
 import { describe, expect, it } from 'vitest';
 import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
-import { changeCluster, listedPositionsOn, podCount, type ClusterChange } from '../../src/core/scheduling/clusterChange.ts';
+import { changeCluster, listedPositionsOn, podCount, unboundPods, type ClusterChange } from '../../src/core/scheduling/clusterChange.ts';
 import { indexCluster, type IndexedCluster } from '../../src/core/scheduling/existingNodes.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import { cluster, daemonSetPod, m5Catalog, Mi, node, nodePool, on, pod } from '../builders.ts';
@@ -72,6 +72,10 @@ describe('a changed cluster is indexed as a fresh build indexes it', () => {
       change: (c) => ({ removedNodes: new Set(['c']), rebound: new Map(c.pods.filter((p) => p.nodeName === 'c').map((p) => [p.uid, 'd'])) }),
     },
     {
+      name: 'a node removed, a pod added bound to no node (the pending pods follow the change)',
+      change: () => ({ removedNodes: new Set(['d']), addedPods: [pod({ name: 'pending-2' })] }),
+    },
+    {
       name: 'moved pods appended to existing nodes, host ports included',
       change: (c) => ({
         removedNodes: new Set(['b']),
@@ -86,6 +90,7 @@ describe('a changed cluster is indexed as a fresh build indexes it', () => {
     for (const changed of [once, twice]) {
       expect(summary(indexCluster(changed))).toEqual(summary(indexCluster(fresh(changed))));
       expect(podCount(changed)).toBe(changed.pods.length);
+      expect(unboundPods(changed)).toEqual(changed.pods.filter((p) => p.nodeName === undefined));
     }
   });
 

@@ -8,6 +8,7 @@
 // launches it), and Karpenter likewise ignores their failures (it requires only the non-pending pods
 // to schedule).
 import type { Cluster, Pod } from '../model/types.ts';
+import { unboundPods } from '../scheduling/clusterChange.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { isPending } from './pods.ts';
 
@@ -17,7 +18,7 @@ const placeableNow = new WeakMap<Cluster, readonly Pod[]>();
 export function placeablePendingPods(cluster: Cluster, simulator: Simulator): readonly Pod[] {
   const known = placeableNow.get(cluster);
   if (known) return known;
-  const pending = cluster.pods.filter(isPending);
+  const pending = unboundPods(cluster).filter(isPending);
   let placeable: readonly Pod[] = [];
   if (pending.length > 0) {
     const result = simulator.simulate({ excludedNodes: new Set(), pods: pending, maxNewNodes: 0 });

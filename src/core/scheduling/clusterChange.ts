@@ -89,6 +89,10 @@ export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
   }
   const cluster = { ...from, nodes } as Cluster;
   if (countKnown) podCounts.set(cluster, count);
+  // Unbound pods stay where they are listed (no removed node holds them), and the added ones follow.
+  const fromUnbound = unboundPods(from);
+  const addedUnbound = addedPods.filter((p) => p.nodeName === undefined);
+  unboundByCluster.set(cluster, addedUnbound.length > 0 ? [...fromUnbound, ...addedUnbound] : fromUnbound);
   Object.defineProperty(cluster, 'pods', {
     get: () => (pods ??= makePods()),
     enumerable: true,
@@ -219,6 +223,21 @@ function positionsByNode(cluster: Cluster, listed: ArrayLike<number>, nodeCount:
 }
 
 const podCounts = new WeakMap<Cluster, number>();
+
+// Per cluster, its pods bound to no node, in list order. Known from the change for a changed cluster:
+// the pending pods a pass looks for after every decision (disruption/pendingPods.ts) are then found
+// without making its pod list and walking every pod.
+const unboundByCluster = new WeakMap<Cluster, readonly Pod[]>();
+
+/** The pods of `cluster` bound to no node, in the order it lists them. */
+export function unboundPods(cluster: Cluster): readonly Pod[] {
+  let unbound = unboundByCluster.get(cluster);
+  if (unbound === undefined) {
+    unbound = cluster.pods.filter((p) => p.nodeName === undefined);
+    unboundByCluster.set(cluster, unbound);
+  }
+  return unbound;
+}
 
 /** `cluster.pods.length`, without making the pod list of a changed cluster that has not made it yet. */
 export function podCount(cluster: Cluster): number {

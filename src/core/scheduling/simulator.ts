@@ -63,7 +63,9 @@ export function createSimulator(input: SimulatorInput): Simulator {
     spreadNodes: new Map<string, SpreadNodes>(),
     staticVerdicts: new Map<string, Int8Array>(),
   };
-  const preparedPods = new WeakMap<Pod, PreparedPod>();
+  // A Map, not a WeakMap: a simulator lives for a few simulations of one cluster state, and inserting
+  // into a WeakMap (and collecting one) costs several times more for the pods it prepares.
+  const preparedPods = new Map<Pod, PreparedPod>();
   const prepare = (pod: Pod): PreparedPod => {
     let prepared = preparedPods.get(pod);
     if (!prepared) {
