@@ -15,7 +15,7 @@ const taint = { key: 'dedicated', value: 'b', effect: 'NoSchedule' as const };
 const tolerates = [{ key: 'dedicated', operator: 'Equal' as const, value: 'b', effect: 'NoSchedule' as const }];
 const cpu = (millis: number) => ({ cpu: millis, memory: 128 * Mi });
 
-function plan(nodes: Node[], pods: Pod[], pools: NodePool[], methods: MethodName[]) {
+function plan(nodes: Node[], pods: Pod[], pools: NodePool[], methods: MethodName[], workLimit?: number) {
   return runConsolidationPass({
     cluster: cluster({ nodes, pods }),
     nodePools: pools,
@@ -24,6 +24,7 @@ function plan(nodes: Node[], pods: Pod[], pools: NodePool[], methods: MethodName
     gates: { spotToSpotConsolidation: false },
     parseDuration: durationOrNull,
     methods,
+    ...(workLimit === undefined ? {} : { workLimit }),
   });
 }
 
@@ -263,5 +264,39 @@ describe('a replacement whose pods overflow its new node, the pod asking the mos
     const verdict = replaceC(newMi);
     expect(verdict.kept).toBe(kept);
     if (kept === 0) expect(verdict.cut.get(0)).toMatch(/the pod asking the most memory last.*pod default\/p1-2048Mi would stay Pending/);
+  });
+});
+
+describe('a projected wave stops deciding once the plan checked together is cut', () => {
+  const large = { instanceType: 'm5.large', allocatable: { cpu: 1930, memory: 6903 * Mi, pods: 29 }, capacity: { cpu: 2000, memory: 8192 * Mi, pods: 29 } };
+  const pinned = { 'karpenter.sh/do-not-disrupt': 'true' };
+  /**
+   * The two deletes above (d1, d2: the second is cut when keep1 has 1000m free, kept with 1500m), and e,
+   * which neither single-node nor the m-to-n split can consolidate (two 1800m pods, prices linear). A
+   * projected wave (a work limit) checks the plan together once single-node is done: after a cut it
+   * decides nothing more, so the split is never tried for e; a real pass (no limit) goes on, as does a
+   * wave whose plan holds.
+   */
+  function pass(keep1FreeMillis: number, workLimit: number | undefined) {
+    const nodes = [node({ name: 'keep1', ...xlarge }), node({ name: 'keep2', ...xlarge }), node({ name: 'd1', ...large }), node({ name: 'd2', ...large }), node({ name: 'e', ...xlarge })];
+    const pods = [
+      ...on('keep1', pod({ name: 'k1', requests: cpu(3920 - keep1FreeMillis), annotations: pinned })),
+      ...on('keep2', pod({ name: 'k2', requests: cpu(2920), annotations: pinned })),
+      ...on('d1', pod({ name: 'd1-1000', requests: cpu(1000) })),
+      ...on('d2', pod({ name: 'd2-a', requests: cpu(500) }), pod({ name: 'd2-b', requests: cpu(500) })),
+      ...on('e', pod({ name: 'e-a', requests: cpu(1800) }), pod({ name: 'e-b', requests: cpu(1800) })),
+    ];
+    return plan(nodes, pods, [nodePool()], ['single-node', 'm-to-n'], workLimit);
+  }
+  const splitTried = (out: ReturnType<typeof pass>) => (out.notes.get('e') ?? []).some((n) => n.startsWith('split into two nodes'));
+
+  it.each([
+    ['a wave whose second delete is cut decides nothing after single-node', 1000, 1e12, ['d1'], false],
+    ['a wave whose plan holds goes on to the split', 1500, 1e12, ['d1', 'd2'], true],
+    ['a real pass with the same cut goes on to the split', 1000, undefined, ['d1'], true],
+  ] as const)('%s', (_name, keep1FreeMillis, workLimit, kept, tried) => {
+    const out = pass(keep1FreeMillis, workLimit);
+    expect(out.decisions.map((d) => d.nodes.join('+'))).toEqual(kept);
+    expect(splitTried(out)).toBe(tried);
   });
 });

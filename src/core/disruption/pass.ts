@@ -314,6 +314,33 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
     simulator = undefined; // the next simulation sees the cluster as this decision leaves it
   };
 
+  const cut = new Map<string, string>();
+  // How many moves of the plan, in order, a check of them together already kept as they are.
+  let checkedTogether = 0;
+  /**
+   * The moves were checked one by one, each with only its own replacement there; the actuator starts
+   * them all at once, and their new nodes join in no order the plan controls. Place the plan again as a
+   * whole under the orders it may be carried out in, and cut what would leave a pod Pending
+   * (concurrentCheck.ts): the plan keeps its longest prefix that binds every pod in every order.
+   * True when it cut something.
+   */
+  const checkTogether = (): boolean => {
+    if (!kubeWorld || moves.length === checkedTogether || !moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) return false;
+    const verdict = keepConcurrentlySafe(checkContext, input.cluster, moves);
+    for (const [index, reason] of verdict.cut) {
+      for (const name of decisions[index]!.nodes) {
+        disruptedBy.delete(name);
+        const text = `not taken: ${reason}; looked at again next pass`;
+        note(name, text);
+        cut.set(name, text);
+      }
+    }
+    decisions = decisions.slice(0, verdict.kept);
+    moves.length = verdict.kept;
+    checkedTogether = verdict.kept;
+    return verdict.cut.size > 0;
+  };
+
   const overWorkLimit = () => input.workLimit !== undefined && workUnits(work) > input.workLimit;
   decide: for (const method of methods) {
     for (;;) {
@@ -348,27 +375,14 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
       if (!proposal) break;
       commit(proposal);
     }
+    // A projected wave (a work limit) checks its plan together after each method: once a decision is
+    // cut, every later one is cut with it (the plan keeps a prefix), so deciding on would spend the
+    // wave's limit on decisions it throws away (at 2,000 nodes a wave made 29 decisions and kept 1).
+    // A real pass checks once, at the end, and decides again with the cut nodes held back.
+    if (input.workLimit !== undefined && checkTogether()) break decide;
   }
 
-  const cut = new Map<string, string>();
-
-  if (kubeWorld && moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) {
-    // The moves were checked one by one, each with only its own replacement there; the actuator starts
-    // them all at once, and their new nodes join in no order the plan controls. Place the plan again as
-    // a whole under the orders it may be carried out in, and cut what would leave a pod Pending
-    // (concurrentCheck.ts): the plan keeps its longest prefix that binds every pod in every order.
-    const verdict = keepConcurrentlySafe(checkContext, input.cluster, moves);
-    for (const [index, reason] of verdict.cut) {
-      for (const name of decisions[index]!.nodes) {
-        disruptedBy.delete(name);
-        const text = `not taken: ${reason}; looked at again next pass`;
-        note(name, text);
-        cut.set(name, text);
-      }
-    }
-    decisions = decisions.slice(0, verdict.kept);
-    moves.length = verdict.kept;
-  }
+  checkTogether();
 
   return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work, cut };
 }
