@@ -230,8 +230,10 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     // skip the search. The fingerprint includes which nodes are candidates and what the budgets allow
     // now, so a node crossing consolidateAfter or a budget window opening counts as a change.
     const probe = runConsolidationPass({ ...passInput, methods: [] });
-    const fingerprint = clusterFingerprint(cluster, nodePools, candidateNames(probe), budgetsNow(cluster, nodePools, nowMs));
-    const skip = hold.hold ? { skip: false } : noChangeSkip(fingerprint, previous, nowMs);
+    // Only a pass with a state store compares it or keeps it (the CLI without --state has neither, and
+    // hashing every pod is a tenth of reading a 5,000-node cluster).
+    const fingerprint = store ? clusterFingerprint(cluster, nodePools, candidateNames(probe), budgetsNow(cluster, nodePools, nowMs)) : undefined;
+    const skip = hold.hold || fingerprint === undefined ? { skip: false } : noChangeSkip(fingerprint, previous, nowMs);
 
     let outcome: PassOutcome;
     let projection: WaveProjection | undefined;
@@ -260,7 +262,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     const next: PassState = {
       ...previous,
       nodes,
-      cluster: hold.hold || skip.skip ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
+      cluster: hold.hold || skip.skip || fingerprint === undefined ? previous.cluster : recordSearch(previous.cluster, fingerprint, outcome.decisions.length === 0, nowMs),
     };
 
     const lowerBound = clusterLowerBound({ cluster: view.cluster, nodePools, catalog, verdicts: outcome.verdicts, inScope: outcome.evaluated });

@@ -153,6 +153,17 @@ describe('no-change skip (polling)', () => {
     expect((await p.at(minutes(6), full())).notes?.join(' ')).not.toMatch(/search skipped/);
   });
 
+  it('a pass with no state store (the CLI without --state) neither hashes the cluster nor records a search', async () => {
+    const deps = { readCluster: async () => full(), loadCatalog: async () => ({ catalog: m5Catalog(), warnings: [] }), loadNodePools: async () => stuckPools };
+    const settings = { nowMs: T0, gates: { spotToSpotConsolidation: false }, dryRun: true, persistState: false, scope: 'all' as const, owner: 'test', leaseTtlMs: minutes(5) };
+    const alone = await runPass(deps, settings);
+    expect(alone.state.cluster.lastFingerprint).toBeUndefined();
+    expect(alone.state.cluster.lastSearchAt).toBeUndefined();
+    const p = passes(stuckPools);
+    await p.at(0, full());
+    expect((await p.store.load(T0)).cluster.lastFingerprint).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it('searches again as soon as the cluster changes', async () => {
     const p = passes(stuckPools);
     await p.at(0, full());
