@@ -272,10 +272,11 @@ describe('a projected wave stops deciding once the plan checked together is cut'
   const pinned = { 'karpenter.sh/do-not-disrupt': 'true' };
   /**
    * The two deletes above (d1, d2: the second is cut when keep1 has 1000m free, kept with 1500m), and e,
-   * which neither single-node nor the m-to-n split can consolidate (two 1800m pods, prices linear). A
-   * projected wave (a work limit) checks the plan together once single-node is done: after a cut it
-   * decides nothing more, so the split is never tried for e; a real pass (no limit) goes on, as does a
-   * wave whose plan holds.
+   * which neither single-node nor the m-to-n split can consolidate (two 1800m pods, prices linear), and
+   * which single-node weighs after d2. A projected wave (a work limit) checks the plan together at its
+   * 1st, 2nd, 4th... decision: the check at d2 cuts it, and the wave decides
+   * nothing more, so e is never weighed (by single-node or the split); a real pass (no limit) goes on,
+   * as does a wave whose plan holds.
    */
   function pass(keep1FreeMillis: number, workLimit: number | undefined) {
     const nodes = [node({ name: 'keep1', ...xlarge }), node({ name: 'keep2', ...xlarge }), node({ name: 'd1', ...large }), node({ name: 'd2', ...large }), node({ name: 'e', ...xlarge })];
@@ -291,12 +292,13 @@ describe('a projected wave stops deciding once the plan checked together is cut'
   const splitTried = (out: ReturnType<typeof pass>) => (out.notes.get('e') ?? []).some((n) => n.startsWith('split into two nodes'));
 
   it.each([
-    ['a wave whose second delete is cut decides nothing after single-node', 1000, 1e12, ['d1'], false],
-    ['a wave whose plan holds goes on to the split', 1500, 1e12, ['d1', 'd2'], true],
-    ['a real pass with the same cut goes on to the split', 1000, undefined, ['d1'], true],
-  ] as const)('%s', (_name, keep1FreeMillis, workLimit, kept, tried) => {
+    ['a wave whose second delete is cut decides nothing more', 1000, 1e12, ['d1'], false],
+    ['a wave whose plan holds goes on to e and the split', 1500, 1e12, ['d1', 'd2'], true],
+    ['a real pass with the same cut goes on to e and the split', 1000, undefined, ['d1'], true],
+  ] as const)('%s', (_name, keep1FreeMillis, workLimit, kept, goesOn) => {
     const out = pass(keep1FreeMillis, workLimit);
     expect(out.decisions.map((d) => d.nodes.join('+'))).toEqual(kept);
-    expect(splitTried(out)).toBe(tried);
+    expect(out.examined.has('e')).toBe(goesOn);
+    expect(splitTried(out)).toBe(goesOn);
   });
 });

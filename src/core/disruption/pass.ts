@@ -341,6 +341,13 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
     return verdict.cut.size > 0;
   };
 
+  // A projected wave (a work limit) checks its plan together as it goes, at its 1st, 2nd, 4th, 8th...
+  // decision: once a decision is cut, every later one is cut with it (the plan
+  // keeps a prefix), so deciding on would spend the wave's limit on decisions it throws away (at 5,000
+  // nodes a wave made two merges and then 40 single-node deletes, each evicting before the merges' pods
+  // land, and kept the two merges). The doubling keeps the checks to about twice the cost of the last.
+  // A real pass checks once, at the end, and decides again with the cut nodes held back.
+  const projected = input.workLimit !== undefined;
   const overWorkLimit = () => input.workLimit !== undefined && workUnits(work) > input.workLimit;
   decide: for (const method of methods) {
     for (;;) {
@@ -374,18 +381,16 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
       const proposal = method.next(view);
       if (!proposal) break;
       commit(proposal);
+      if (projected && isPowerOfTwo(moves.length) && checkTogether()) break decide;
     }
-    // A projected wave (a work limit) checks its plan together after each method: once a decision is
-    // cut, every later one is cut with it (the plan keeps a prefix), so deciding on would spend the
-    // wave's limit on decisions it throws away (at 2,000 nodes a wave made 29 decisions and kept 1).
-    // A real pass checks once, at the end, and decides again with the cut nodes held back.
-    if (input.workLimit !== undefined && checkTogether()) break decide;
   }
 
   checkTogether();
 
   return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work, cut };
 }
+
+const isPowerOfTwo = (n: number): boolean => n > 0 && (n & (n - 1)) === 0;
 
 function toDecision(proposal: Proposal, names: readonly string[], archOf: ReadonlyMap<string, string>): Decision {
   const nodes = proposal.candidates.map((c) => c.node.name);
