@@ -115,6 +115,33 @@ describe('a changed cluster is indexed as a fresh build indexes it', () => {
   });
 });
 
+describe('a cluster changed twice, the cluster in between never simulated', () => {
+  // The index in between only carries its seed on (PodIndexSeed.composedWith): the pods it added (db-9
+  // and web-9 on new-1) are not in the first index's lists, so the last index must read them afresh.
+  it('simulates as a fresh copy of it: the pods added in between repel and spread as they should', () => {
+    const first = start();
+    const input = { nodePools: [nodePool()], catalog: m5Catalog() };
+    const movers = first.pods.filter((p) => p.nodeName === 'a' && !p.isDaemonSetPod);
+    createSimulator({ cluster: first, ...input }).simulate({ excludedNodes: new Set(['a']), pods: movers, maxNewNodes: 1 });
+    const between = changeCluster(first, {
+      removedNodes: new Set(['a']),
+      rebound: uidOn(first, 'a'),
+      addedNodes: [replacement('new-1')],
+      addedPods: [daemonSetPod('new-1'), ...on('new-1', pod({ name: 'db-9', ...antiHost('db') }), pod({ name: 'web-9', ...spread('web') }))],
+    });
+    const last = changeCluster(between, { removedNodes: new Set(['d']), rebound: new Map(between.pods.filter((p) => p.nodeName === 'd').map((p) => [p.uid, 'c'])) });
+    const request = { excludedNodes: new Set<string>(), pods: [pod({ name: 'db-3', ...antiHost('db') }), pod({ name: 'web-4', ...spread('web') }), pod({ name: 'web-5', ...spread('web') })], maxNewNodes: 0, placement: 'least-allocated' as const };
+    const derived = createSimulator({ cluster: last, ...input }).simulate(request);
+    const rebuilt = createSimulator({ cluster: fresh(last), ...input }).simulate(request);
+    const placed = (r: typeof derived) => r.placements.map((p) => `${p.pod.name}->${p.nodeName}`);
+    expect(placed(derived)).toEqual(placed(rebuilt));
+    expect(derived.unschedulable.map((u) => u.reason)).toEqual(rebuilt.unschedulable.map((u) => u.reason));
+    // b, c and new-1 each hold a db pod (db-9 added in between): the new one fits on none of them.
+    expect(derived.unschedulable.map((u) => u.pod.name)).toEqual(['db-3']);
+    expect(placed(derived)).toHaveLength(2);
+  });
+});
+
 describe("the pod positions of a changed cluster's nodes", () => {
   it('are what walking its pod list finds, in list order, asked once or again', () => {
     const first = start();

@@ -6,7 +6,7 @@ import { DisruptedTaint, DisruptingTaint, InterruptedTaint, LabelKeys } from '..
 import { normalizeHostPorts, type PortUse } from './hostPorts.ts';
 import { CPU, MEMORY, PODS } from './resources.ts';
 import { blocksScheduling, UnschedulableTaint } from './taints.ts';
-import { builtPodIndex, PodIndex, podIndexOf, type PodIndexSeed } from './podIndex.ts';
+import { builtPodIndex, type PodIndexSeed } from './podIndex.ts';
 
 export interface PortOnNode extends PortUse {
   /** The pod holding the port (so moving that pod frees it). */
@@ -378,8 +378,9 @@ function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster |
   }
   if (copiesSeen !== copies.size) return undefined;
   const firstNew = c;
-  // The base's pod index, or (a base never simulated, itself derived) one made now to pass its seed on.
-  const basePodIndex = builtPodIndex(base) ?? (base.seed ? podIndexOf(base, () => new PodIndex(base.counted, base.countedNodes, base.nodes.map((n) => n.labels), base.seed)) : undefined);
+  // What the base's pod index worked out, or (a base never simulated, itself derived) the seed it was
+  // given, carried through this change too (PodIndexSeed.composedWith).
+  const basePodIndex = builtPodIndex(base);
   const listedAdded = new Int32Array(count);
   for (const pod of addedPods) {
     if (pod.nodeName === undefined) continue;
@@ -433,7 +434,7 @@ function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster |
     bound: new BoundPods(podsByNode, indexByName),
     podsByNode,
     listedOn,
-    ...(basePodIndex ? { seed: basePodIndex.seedFor(positions, firstNew) } : {}),
+    ...(basePodIndex ? { seed: basePodIndex.seedFor(positions, firstNew) } : base.seed ? { seed: base.seed.composedWith(positions, firstNew) } : {}),
   };
 }
 

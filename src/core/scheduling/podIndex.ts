@@ -317,8 +317,9 @@ export class PodIndex {
    */
   seedFor(positions: Int32Array, firstNew: number): PodIndexSeed {
     // What this index's own seed offers and nothing has asked of it yet is worked out now (moving the
-    // seed's lists costs far less than reading every pod's labels): a cluster that is only changed
-    // again, never simulated itself (the kube-scheduler check's world), passes its seed on.
+    // seed's lists costs far less than reading every pod's labels), so the next index has it all in one
+    // seed. (An index never built, for a cluster only changed again, passes its seed on as it is:
+    // PodIndexSeed.composedWith.)
     if (this.seed) {
       for (const key of this.seed.byLabel.keys()) this.labelValues(key);
       for (const entry of this.seed.matched.values()) this.matchSet(entry.selector, entry.namespaces).pods();
@@ -354,6 +355,30 @@ export class PodIndexSeed {
     readonly matched: ReadonlyMap<string, SeededMatch>,
     readonly holders: readonly number[] | undefined,
   ) {}
+
+  /**
+   * This seed carried one change further, for an index derived from the one this seed is for without
+   * that one ever being built (a cluster that is only changed again, like the kube-scheduler check's
+   * world between two checks): `positions` and `firstNew` as seedFor takes them. Its lists stay as
+   * they are, their positions mapped through both changes, so nothing is worked out for the index in
+   * between. The pods that index had and the seed's lists did not (its own new ones) come after the
+   * seed's pods there, and keep their order here, so they start the part read afresh.
+   */
+  composedWith(positions: Int32Array, firstNew: number): PodIndexSeed {
+    const composed = new Int32Array(this.positions.length);
+    for (let p = 0; p < composed.length; p++) {
+      const q = this.positions[p]!;
+      composed[p] = q >= 0 ? positions[q]! : -1;
+    }
+    let first = firstNew;
+    for (let q = this.firstNew; q < positions.length; q++) {
+      if (positions[q]! >= 0) {
+        first = positions[q]!;
+        break;
+      }
+    }
+    return new PodIndexSeed(composed, first, this.byLabel, this.matched, this.holders);
+  }
 
   /** Positions of the base moved here, in the same (ascending) order; pods gone are left out. */
   moved(list: readonly number[]): number[] {
