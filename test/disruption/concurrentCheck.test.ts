@@ -274,7 +274,7 @@ describe('a projected wave stops deciding once the plan checked together is cut'
    * The two deletes above (d1, d2: the second is cut when keep1 has 1000m free, kept with 1500m), and e,
    * which neither single-node nor the m-to-n split can consolidate (two 1800m pods, prices linear), and
    * which single-node weighs after d2. A projected wave (a work limit) checks the plan together at its
-   * 1st, 2nd, 4th... decision: the check at d2 cuts it, and the wave decides
+   * 2nd, 4th, 8th... decision: the check at d2 cuts it, and the wave decides
    * nothing more, so e is never weighed (by single-node or the split); a real pass (no limit) goes on,
    * as does a wave whose plan holds.
    */

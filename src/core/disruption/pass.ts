@@ -341,8 +341,8 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
     return verdict.cut.size > 0;
   };
 
-  // A projected wave (a work limit) checks its plan together as it goes, at its 1st, 2nd, 4th, 8th...
-  // decision: once a decision is cut, every later one is cut with it (the plan
+  // A projected wave (a work limit) checks its plan together as it goes, at its 2nd, 4th, 8th...
+  // decision (a first decision alone passed the same orders in its own check): once a decision is cut, every later one is cut with it (the plan
   // keeps a prefix), so deciding on would spend the wave's limit on decisions it throws away (at 5,000
   // nodes a wave made two merges and then 40 single-node deletes, each evicting before the merges' pods
   // land, and kept the two merges). The doubling keeps the checks to about twice the cost of the last.
@@ -381,7 +381,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
       const proposal = method.next(view);
       if (!proposal) break;
       commit(proposal);
-      if (projected && isPowerOfTwo(moves.length) && checkTogether()) break decide;
+      if (projected && moves.length >= 2 && isPowerOfTwo(moves.length) && checkTogether()) break decide;
     }
   }
 
