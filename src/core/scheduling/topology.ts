@@ -168,20 +168,12 @@ export const countIn = (base: ReadonlyMap<string, number>, delta: DomainDelta, d
 
 /** Groups the anti-affinity terms of every counted pod, once per simulator. */
 export function buildAntiGroups(index: PodIndex, namespaces: Namespaces): AntiGroup[] {
-  interface Mutable {
-    matchSet: MatchSet;
-    key: string;
-    holders: Set<number>;
-    holderNodeCounts: Map<number, number>;
-    domainCounts: Map<string, number>;
-  }
-  const bySignature = new Map<string, Mutable>();
-  const { pods, nodeOf } = index;
+  const bySignature = new Map<string, LazyAntiGroup>();
+  const { pods } = index;
   // Only the pods with anti-affinity terms, in the index's order (a pass builds this for every rebuild
   // of the simulation, and most pods have none).
   for (const podIndex of index.antiAffinityHolders()) {
     const pod = pods[podIndex]!;
-    const nodeIndex = nodeOf[podIndex]!;
     const terms = pod.podAntiAffinity;
     for (let t = 0; t < terms.length; t++) {
       const term = terms[t]!;
@@ -190,17 +182,60 @@ export function buildAntiGroups(index: PodIndex, namespaces: Namespaces): AntiGr
       const signature = groupSignature(term, pod.namespace, namespaces);
       let group = bySignature.get(signature);
       if (!group) {
-        const matchSet = index.matchSet(term.labelSelector, namespaces.ofTerm(term, pod.namespace));
-        group = { matchSet, key: term.topologyKey, holders: new Set(), holderNodeCounts: new Map(), domainCounts: new Map() };
+        group = new LazyAntiGroup(index.matchSet(term.labelSelector, namespaces.ofTerm(term, pod.namespace)), term.topologyKey, index);
         bySignature.set(signature, group);
       }
-      group.holders.add(podIndex);
-      group.holderNodeCounts.set(nodeIndex, (group.holderNodeCounts.get(nodeIndex) ?? 0) + 1);
-      const domain = index.nodeLabel(nodeIndex, term.topologyKey);
-      if (domain !== undefined) bump(group.domainCounts, domain, 1);
+      group.members.push(podIndex);
     }
   }
   return [...bySignature.values()];
+}
+
+/**
+ * A group whose holders are counted (per node, per domain) only when a simulation first asks: a
+ * simulator reads the groups whose selectors match a pod it places, often a few of many, and a pass
+ * builds a simulator for every decision. The counts are made from the holders in the index's order,
+ * as counting them up front would.
+ */
+class LazyAntiGroup implements AntiGroup {
+  /** Holder positions, in the index's order, once per term of the group a holder has. */
+  readonly members: number[] = [];
+  private counted?: { holders: Set<number>; holderNodeCounts: Map<number, number>; domainCounts: Map<string, number> };
+
+  constructor(
+    readonly matchSet: MatchSet,
+    readonly key: string,
+    private readonly index: PodIndex,
+  ) {}
+
+  get holders(): ReadonlySet<number> {
+    return this.counts().holders;
+  }
+
+  get holderNodeCounts(): ReadonlyMap<number, number> {
+    return this.counts().holderNodeCounts;
+  }
+
+  get domainCounts(): ReadonlyMap<string, number> {
+    return this.counts().domainCounts;
+  }
+
+  private counts() {
+    if (!this.counted) {
+      const holders = new Set<number>();
+      const holderNodeCounts = new Map<number, number>();
+      const domainCounts = new Map<string, number>();
+      for (const podIndex of this.members) {
+        const nodeIndex = this.index.nodeOf[podIndex]!;
+        holders.add(podIndex);
+        holderNodeCounts.set(nodeIndex, (holderNodeCounts.get(nodeIndex) ?? 0) + 1);
+        const domain = this.index.nodeLabel(nodeIndex, this.key);
+        if (domain !== undefined) bump(domainCounts, domain, 1);
+      }
+      this.counted = { holders, holderNodeCounts, domainCounts };
+    }
+    return this.counted;
+  }
 }
 
 /** Per term: the owning pod's namespace and the term's group signature (topology key, selector, namespaces). */
