@@ -342,13 +342,14 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
   };
 
   // A projected wave (a work limit) checks its plan together as it goes, at its 2nd, 4th, 8th...
-  // decision (a first decision alone passed the same orders in its own check): once a decision is cut, every later one is cut with it (the plan
-  // keeps a prefix), so deciding on would spend the wave's limit on decisions it throws away (at 5,000
-  // nodes a wave made two merges and then 40 single-node deletes, each evicting before the merges' pods
-  // land, and kept the two merges). The doubling keeps the checks to about twice the cost of the last.
-  // A real pass checks once, at the end, and decides again with the cut nodes held back.
+  // decision (a first decision alone passed the same orders in its own check): once a decision is cut,
+  // every later one is cut with it (the plan keeps a prefix), so deciding on would spend the wave's
+  // limit on decisions it throws away (at 5,000 nodes a wave made two merges and then 40 single-node
+  // deletes, each evicting before the merges' pods land, and kept the two merges). The doubling keeps
+  // the checks to about twice the cost of the last. A real pass checks once, at the end, and decides
+  // again with the cut nodes held back.
   const projected = input.workLimit !== undefined;
-  const overWorkLimit = () => input.workLimit !== undefined && workUnits(work) > input.workLimit;
+  const overWorkLimit = () => projected && workUnits(work) > input.workLimit!;
   decide: for (const method of methods) {
     for (;;) {
       if (overWorkLimit()) break decide;

@@ -276,7 +276,7 @@ function notMoved(destination: Map<string, string>, moved: readonly Pod[]): Map<
 
 // One copy per pod object: every check of a pass unbinds the pods it moves again, and a fresh copy each
 // time made each simulation work out the pod's constraints again (they are cached per pod object,
-// scheduling/podConstraints.ts), about a tenth of a pass's simulating at 1,000 nodes.
+// scheduling/podConstraints.ts).
 const unboundCopies = new WeakMap<Pod, Pod>();
 
 /** A pod as the scheduler sees it once evicted: bound to no node (the same object for the same pod). */

@@ -63,8 +63,8 @@ export function createSimulator(input: SimulatorInput): Simulator {
     spreadNodes: new Map<string, SpreadNodes>(),
     staticVerdicts: new Map<string, Int8Array>(),
   };
-  // A Map, not a WeakMap: a simulator lives for a few simulations of one cluster state, and inserting
-  // into a WeakMap (and collecting one) costs several times more for the pods it prepares.
+  // A Map, not a WeakMap: a simulator lives only while its cluster state does, and a WeakMap's
+  // entries cost more to insert and more for the collector to trace.
   const preparedPods = new Map<Pod, PreparedPod>();
   const prepare = (pod: Pod): PreparedPod => {
     let prepared = preparedPods.get(pod);
