@@ -124,15 +124,21 @@ function newPdbMatcher(pdbs: readonly PodDisruptionBudget[]): (pod: Pod) => read
     else byNamespace.set(pdb.namespace, [pdb]);
   }
   const cache = new Map<string, readonly PodDisruptionBudget[]>();
+  // And per labels object (a pod and its copies share one): a pass's probe and each later wave evaluate
+  // the same pods again, and building the key string for each was most of evaluating a node.
+  const byLabels = new WeakMap<Labels, { readonly namespace: string; readonly matched: readonly PodDisruptionBudget[] }>();
   return (pod) => {
     const candidates = byNamespace.get(pod.namespace);
     if (!candidates) return [];
+    const known = byLabels.get(pod.labels);
+    if (known !== undefined && known.namespace === pod.namespace) return known.matched;
     const key = `${pod.namespace}\u0000${labelSetKey(pod.labels)}`;
     let matched = cache.get(key);
     if (!matched) {
       matched = candidates.filter((pdb) => matchesSelector(pdb.selector, pod.labels));
       cache.set(key, matched);
     }
+    byLabels.set(pod.labels, { namespace: pod.namespace, matched });
     return matched;
   };
 }
