@@ -72,6 +72,20 @@ describe('a changed cluster is indexed as a fresh build indexes it', () => {
       change: (c) => ({ removedNodes: new Set(['c']), rebound: new Map(c.pods.filter((p) => p.nodeName === 'c').map((p) => [p.uid, 'd'])) }),
     },
     {
+      name: 'pods evicted from a node that stays, a replacement added with its daemonset pod (a plan laid out)',
+      change: (c) => ({
+        removedNodes: new Set(),
+        removedPods: c.pods.filter((p) => p.nodeName === 'a' && !p.isDaemonSetPod),
+        addedNodes: [replacement('new-1')],
+        addedPods: [daemonSetPod('new-1')],
+      }),
+    },
+    { name: 'a pod holding a host port evicted from a node that stays', change: (c) => ({ removedNodes: new Set(), removedPods: c.pods.filter((p) => p.name === 'ports') }) },
+    {
+      name: 'a finished pod removed from a node that stays (indexed afresh, same result)',
+      change: (c) => ({ removedNodes: new Set(), removedPods: c.pods.filter((p) => p.name === 'done') }),
+    },
+    {
       name: 'a node removed, a pod added bound to no node (the pending pods follow the change)',
       change: () => ({ removedNodes: new Set(['d']), addedPods: [pod({ name: 'pending-2' })] }),
     },

@@ -17,6 +17,7 @@
 // once, pods bound smallest first, shuffled, ...), built on layOut here.
 //
 // carryOutPlan gives the cluster a plan leaves, for the plan's later waves (laterWaves.ts).
+import { changeCluster } from '../scheduling/clusterChange.ts';
 import type { Cluster, Node, Pod } from '../model/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import { replacementNodes } from './applyDecision.ts';
@@ -49,11 +50,13 @@ export function layOut(ctx: SchedulerCheckContext, start: Cluster, moves: readon
   // The pods each decision evicts, as the cluster holds them now (each pod is evicted once), in the
   // decision's eviction order (its candidates' pods as listed; any other found there after them).
   const onDecided = new Map<string, Pod>();
-  const kept: Pod[] = [];
+  const leaving: Pod[] = [];
   for (const pod of start.pods) {
     const index = pod.nodeName === undefined ? undefined : decidedBy.get(pod.nodeName);
-    if (index !== undefined && isReschedulable(pod)) onDecided.set(pod.uid, pod);
-    else kept.push(pod);
+    if (index !== undefined && isReschedulable(pod)) {
+      onDecided.set(pod.uid, pod);
+      leaving.push(pod);
+    }
   }
   const evicted: Pod[][] = moves.map((m) => {
     const pods: Pod[] = [];
@@ -69,11 +72,15 @@ export function layOut(ctx: SchedulerCheckContext, start: Cluster, moves: readon
   });
   for (const pod of onDecided.values()) evicted[decidedBy.get(pod.nodeName!)!]!.push(unbound(pod));
   const added = moves.map((m) => replacementNodes(start, m.proposal, ctx.pools, ctx.nowMs, m.names));
-  const cluster: Cluster = {
-    ...start,
-    nodes: [...start.nodes, ...added.flatMap((a) => a.nodes)],
-    pods: [...kept, ...added.flatMap((a) => a.pods)],
-  };
+  // The start cluster without the evicted pods, with the replacements and their daemonset pods: made as
+  // a change of it, so its simulation is derived from the start's index rather than built afresh (the
+  // plan is laid out again at every check of it as a whole).
+  const cluster = changeCluster(start, {
+    removedNodes: new Set(),
+    removedPods: leaving,
+    addedNodes: added.flatMap((a) => a.nodes),
+    addedPods: added.flatMap((a) => a.pods),
+  });
   return { cluster, excluded: new Set(decidedBy.keys()), evicted, added };
 }
 

@@ -17,19 +17,25 @@ export interface ClusterChange {
   readonly addedNodes?: readonly Node[];
   /** Pods that join, after the others. */
   readonly addedPods?: readonly Pod[];
+  /**
+   * Pods (the objects `from` lists) that leave the cluster from nodes that stay: evicted, their nodes
+   * kept (a plan laid out for its carrying out, planCheck.ts layOut).
+   */
+  readonly removedPods?: readonly Pod[];
 }
 
 /**
  * The cluster `from` leaves after `change`: its nodes without the removed ones, then the added ones;
- * its pods in their order without those of removed nodes, except that a rebound pod stays at its place
- * as a copy bound to its new node; then the added pods.
+ * its pods in their order without those of removed nodes and the removed pods, except that a rebound
+ * pod stays at its place as a copy bound to its new node; then the added pods.
  *
  * The pod list is only made when something reads it: a kube-scheduler check builds a simulation of
  * such a cluster for every move that launches nodes, and the simulation is derived from the previous
  * index without it. The copies of the rebound pods are made now, so both see the same objects.
  */
 export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
-  const { removedNodes, rebound, addedNodes = [], addedPods = [] } = change;
+  const { removedNodes, rebound, addedNodes = [], addedPods = [], removedPods = [] } = change;
+  const removed = new Set<Pod>(removedPods);
   // Indexed now (cheaply, when `from` was itself made by a change), so that the new cluster's index can
   // be derived from it whenever the new cluster is simulated.
   const base = indexCluster(from);
@@ -55,7 +61,7 @@ export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
   let pods: Pod[] | undefined;
   let listed = removedKnown ? listedNodesOf(from) : undefined;
   const makePods = (): Pod[] => {
-    const made = listed ? makeFromListed(fromPods!, listed, base, nodes, removedNodes, rebound, copies, addedPods) : undefined;
+    const made = listed ? makeFromListed(fromPods!, listed, base, nodes, removedNodes, rebound, copies, addedPods, removed) : undefined;
     let out: Pod[];
     if (made) {
       out = made.pods;
@@ -63,6 +69,7 @@ export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
     } else {
       out = [];
       for (const pod of fromPods!) {
+        if (removed.has(pod)) continue;
         if (pod.nodeName !== undefined && removedNodes.has(pod.nodeName)) {
           const to = rebound?.get(pod.uid);
           if (to === undefined) continue;
@@ -81,7 +88,8 @@ export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
   // How many pods the list will hold, known without making it when every pod listed on a removed node
   // is one the index holds (a finished one is not: its copy, if rebound, is only made with the list).
   let count = fromPods.length + reboundEntries + addedPods.length;
-  let countKnown = true;
+  // (Removed pods are counted off only when the list is made.)
+  let countKnown = removed.size === 0;
   for (const name of removedNodes) {
     const i = base.nodeIndexByName.get(name);
     if (i === undefined || base.listedOn[i] !== base.podsByNode[i]!.length) countKnown = false;
@@ -90,7 +98,7 @@ export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
   const cluster = { ...from, nodes } as Cluster;
   if (countKnown) podCounts.set(cluster, count);
   // Unbound pods stay where they are listed (no removed node holds them), and the added ones follow.
-  const fromUnbound = unboundPods(from);
+  const fromUnbound = removedPods.some((p) => p.nodeName === undefined) ? unboundPods(from).filter((p) => !removed.has(p)) : unboundPods(from);
   const addedUnbound = addedPods.filter((p) => p.nodeName === undefined);
   unboundByCluster.set(cluster, addedUnbound.length > 0 ? [...fromUnbound, ...addedUnbound] : fromUnbound);
   Object.defineProperty(cluster, 'pods', {
@@ -101,7 +109,7 @@ export function changeCluster(from: Cluster, change: ClusterChange): Cluster {
   // A removed node the index does not know (or two of one name) leaves pods the change cannot account
   // for: such a cluster is indexed afresh.
   if (removedKnown) {
-    rememberChange(cluster, { base, removedNodes, copies, addedNodes, addedPods });
+    rememberChange(cluster, { base, removedNodes, copies, addedNodes, addedPods, removedPods: removed });
   }
   return cluster;
 }
@@ -119,6 +127,7 @@ function makeFromListed(
   rebound: ReadonlyMap<string, string> | undefined,
   copies: ReadonlyMap<Pod, Pod>,
   addedPods: readonly Pod[],
+  removed: ReadonlySet<Pod>,
 ): { pods: Pod[]; listed: Int32Array } | undefined {
   const indexByName = new Map<string, number>();
   nodes.forEach((node, i) => indexByName.set(node.name, i));
@@ -130,9 +139,11 @@ function makeFromListed(
   const pods: Pod[] = new Array(fromPods.length + addedPods.length);
   const out = new Int32Array(fromPods.length + addedPods.length);
   let n = 0;
+  const removing = removed.size > 0;
   for (let k = 0; k < fromPods.length; k++) {
     const i = listed[k]!;
     const pod = fromPods[k]!;
+    if (removing && removed.has(pod)) continue;
     if (i >= 0) {
       const to = moved[i]!;
       if (to >= 0) {

@@ -150,6 +150,8 @@ export interface RecordedChange {
   readonly copies: ReadonlyMap<Pod, Pod>;
   readonly addedNodes: readonly Node[];
   readonly addedPods: readonly Pod[];
+  /** Pods that leave from nodes that stay (ClusterChange.removedPods). */
+  readonly removedPods?: ReadonlySet<Pod>;
 }
 
 // Clusters are immutable, so an index is kept per cluster object (a pass and its kube-scheduler check
@@ -327,6 +329,7 @@ function indexFresh(cluster: Cluster): IndexedCluster {
  */
 function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster | undefined {
   const { base, copies, addedPods } = change;
+  const removedPods = change.removedPods ?? new Set<Pod>();
   const count = cluster.nodes.length;
   const indexByName = new Map<string, number>();
   cluster.nodes.forEach((node, i) => indexByName.set(node.name, i));
@@ -335,6 +338,16 @@ function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster |
   const remap = new Int32Array(oldCount);
   for (let o = 0; o < oldCount; o++) remap[o] = indexByName.get(base.nodes[o]!.name) ?? -1;
   const deleting = cluster.nodes.map((node) => node.deleting);
+  // Pods removed from nodes that stay, per base node. Each must be one the base holds on a node that
+  // stays (a finished pod is not held: its place in the list is not known here, so such a change is
+  // indexed afresh).
+  const removedOn = new Int32Array(oldCount);
+  for (const pod of removedPods) {
+    const o = pod.nodeName === undefined ? undefined : base.nodeIndexByName.get(pod.nodeName);
+    if (o === undefined || remap[o]! < 0 || !base.podsByNode[o]!.includes(pod)) return undefined;
+    removedOn[o]! += 1;
+  }
+  const removing = removedPods.size > 0;
   // Nodes whose pods change (summed again), and the pods they gain.
   const touched = new Uint8Array(count);
   const gained = new Map<number, Pod[]>();
@@ -358,6 +371,7 @@ function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster |
     const pod = oldCounted[k]!;
     const i = remap[oldNodes[k]!]!;
     if (i >= 0) {
+      if (removing && removedPods.has(pod)) continue;
       positions[k] = c;
       countedNodes[c] = i;
       counted[c++] = pod;
@@ -407,14 +421,14 @@ function deriveIndex(cluster: Cluster, change: RecordedChange): IndexedCluster |
   }
   for (let i = 0; i < count; i++) {
     const o = oldIndex[i]!;
-    listedOn[i]! += listedAdded[i]! + (o >= 0 ? base.listedOn[o]! : 0);
-    if (o >= 0 && !touched[i]) {
+    listedOn[i]! += listedAdded[i]! + (o >= 0 ? base.listedOn[o]! - removedOn[o]! : 0);
+    if (o >= 0 && !touched[i] && removedOn[o] === 0) {
       const before = base.nodes[o]!;
       podsByNode[i] = base.podsByNode[o]!;
       nodes[i] = before.index === i ? before : { ...before, index: i };
       continue;
     }
-    const kept = o < 0 ? [] : base.podsByNode[o]!;
+    const kept = o < 0 ? [] : removedOn[o]! > 0 ? base.podsByNode[o]!.filter((p) => !removedPods.has(p)) : base.podsByNode[o]!;
     const joined = gained.get(i);
     const pods = joined ? kept.concat(joined) : kept;
     const use = newUse();
