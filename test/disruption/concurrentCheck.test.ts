@@ -7,7 +7,7 @@ import { decideWithHeldBack, MAX_DECIDE_AGAIN, runConsolidationPass, type Decisi
 import type { Decision } from '../../src/core/plan.ts';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import type { MethodName } from '../../src/core/disruption/policy.ts';
-import type { Catalog, Node, NodePool, Pod } from '../../src/core/model/types.ts';
+import type { Catalog, Cluster, InstanceType, Node, NodePool, Pod } from '../../src/core/model/types.ts';
 import { cluster, instanceType, m5Catalog, Mi, node, nodePool, on, pod, replacementProposal, T0 } from '../builders.ts';
 
 const xlarge = { instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14162 * Mi, pods: 58 }, capacity: { cpu: 4000, memory: 16384 * Mi, pods: 58 } };
@@ -208,6 +208,13 @@ describe('a cut decision does not leave the rest of the budget unused', () => {
   });
 });
 
+/** The pass-level check of a plan of one replacement of `c` by a node of `type` (as decision 1). */
+function checkLoneReplacement(start: Cluster, c: Node, type: InstanceType, catalog: Catalog) {
+  const pool = nodePool();
+  const proposal = replacementProposal(c, start.pods.filter((p) => p.nodeName === c.name), type, pool, 0.4);
+  return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog, nowMs: T0 }, start, [{ proposal, names: ['replacement-1'] }]);
+}
+
 describe('a replacement whose pods overflow its new node, a largest pod bound last', () => {
   // c's nine pods (600m twice, 400m, 250m twice, 100m, 50m three times: 2,350m) are replaced by `n`
   // (`newMillis`) beside two kept nodes with 400m and 700m free at 90% and 82% allocated. While `n` is the
@@ -223,10 +230,7 @@ describe('a replacement whose pods overflow its new node, a largest pod bound la
     const c = node({ name: 'c', instanceType: 'big', allocatable: { cpu: 8000, memory: 32768 * Mi, pods: 58 } });
     const moved = [600, 600, 400, 250, 250, 100, 50, 50, 50].map((millis, i) => pod({ name: `p${i}-${millis}`, requests: cpu(millis) }));
     const pods = [...on('e1', pod({ requests: cpu(3600) })), ...on('e2', pod({ requests: cpu(3300) })), ...on('c', ...moved)];
-    const start = cluster({ nodes: [kept('e1'), kept('e2'), c], pods });
-    const pool = nodePool();
-    const proposal = replacementProposal(c, pods.filter((p) => p.nodeName === 'c'), catalog.instanceTypes.find((t) => t.name === 'n')!, pool, 0.4);
-    return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog, nowMs: T0 }, start, [{ proposal, names: ['replacement-1'] }]);
+    return checkLoneReplacement(cluster({ nodes: [kept('e1'), kept('e2'), c], pods }), c, catalog.instanceTypes.find((t) => t.name === 'n')!, catalog);
   }
 
   it.each([
@@ -252,9 +256,7 @@ describe('a replacement whose pods overflow its new node, the pod asking the mos
     const [e1, e2] = [kept('e1', 1024), kept('e2', 1536)];
     const c = node({ name: 'c', allocatable: { cpu: 16000, memory: 16384 * Mi, pods: 58 } });
     const moved = on('c', ...([[100, 128], [100, 2048], [400, 512], [50, 1024], [250, 256], [250, 1024], [50, 256]] as const).map(([millis, memoryMi], i) => pod({ name: `p${i}-${memoryMi}Mi`, requests: { cpu: millis, memory: memoryMi * Mi } })));
-    const pool = nodePool();
-    const start = cluster({ nodes: [e1!.node, e2!.node, c], pods: [...e1!.pods, ...e2!.pods, ...moved] });
-    return keepConcurrentlySafe({ nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: { region: 'us-east-1', instanceTypes: [newType] }, nowMs: T0 }, start, [{ proposal: replacementProposal(c, moved, newType, pool, 0.4), names: ['replacement-1'] }]);
+    return checkLoneReplacement(cluster({ nodes: [e1!.node, e2!.node, c], pods: [...e1!.pods, ...e2!.pods, ...moved] }), c, newType, { region: 'us-east-1', instanceTypes: [newType] });
   }
 
   it.each([

@@ -27,7 +27,7 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
 import { podKey } from './pods.ts';
-import { bindingOrders, largestHeldBackPods, largestMemoryHeldBackPods, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { bindingOrders, heldBackOrders, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
@@ -124,13 +124,17 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
     ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, smallestFirstPods),
   ];
-  // A largest pod of each replacement's command held back to the end (schedulerCheck.ts, largestHeldBackPods),
-  // and the pod asking the most memory, where that is another pod.
+  // A largest pod of each replacement's command held back to the end, and the pod asking the most memory
+  // where that is another pod (schedulerCheck.ts heldBackOrders, worked out once per command).
   if (replaces.length > 0) {
-    orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with one largest pod last", replaces, largestHeldBackPods, queueOrder));
-    if (replaces.some((i) => largestMemoryHeldBackPods(laidOut.evicted[i]!) !== undefined)) {
-      const memoryHeldBack = (pods: readonly Pod[]): Pod[] => largestMemoryHeldBackPods(pods) ?? largestHeldBackPods(pods);
-      orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with the pod asking the most memory last", replaces, memoryHeldBack, queueOrder));
+    const heldBack = new Map(replaces.map((i) => [laidOut.evicted[i]!, heldBackOrders(laidOut.evicted[i]!)] as const));
+    const heldBackWithin = (which: 0 | 1) => (pods: readonly Pod[]): Pod[] => {
+      const held = heldBack.get(pods) ?? heldBackOrders(pods);
+      return held[which] ?? held[0] ?? [...pods];
+    };
+    orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with one largest pod last", replaces, heldBackWithin(0), queueOrder));
+    if ([...heldBack.values()].some((held) => held.length > 1)) {
+      orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with the pod asking the most memory last", replaces, heldBackWithin(1), queueOrder));
     }
   }
   if (replaces.length === 0) {

@@ -304,15 +304,16 @@ export function bindingOrders(pods: readonly Pod[]): Pod[][] {
 }
 
 /**
- * The held-back orders of a move that launches nodes, from one sort: `largestHeldBackPods`, and
- * `largestMemoryHeldBackPods` when that holds back another pod. None for a single pod (every order
- * is then the same).
+ * The held-back orders of a move that launches nodes, from one sort: largest first with one largest pod
+ * last (`largestHeldBackPods`), and, when another pod asks the most memory, largest first with that pod
+ * last (`largestMemoryHeldBackPods`). None for a single pod (every order is then the same).
  */
 export function heldBackOrders(pods: readonly Pod[]): Pod[][] {
   if (pods.length < 2) return [];
   const largest = [...pods].sort(largestFirst);
   const heaviest = heaviestInMemory(largest);
-  return heaviest === undefined || heaviest === largest[0] ? [heldBackFrom(largest)] : [heldBackFrom(largest), withLast(largest, heaviest)];
+  const cpuHeldBack = withLast(largest, largest[0]!);
+  return heaviest === largest[0] ? [cpuHeldBack] : [cpuHeldBack, withLast(largest, heaviest)];
 }
 
 /**
@@ -326,16 +327,14 @@ export function heldBackOrders(pods: readonly Pod[]): Pod[][] {
  * way too left bench:quality's 100-node runs on the bundled catalog at 1.61x the bound instead of 1.58x,
  * with no Pending pod either way).
  */
-export const largestHeldBackPods = (pods: readonly Pod[]): Pod[] => heldBackFrom([...pods].sort(largestFirst));
-
-const heldBackFrom = (largest: readonly Pod[]): Pod[] => (largest.length < 2 ? [...largest] : withLast(largest, largest[0]!));
+export const largestHeldBackPods = (pods: readonly Pod[]): Pod[] => heldBackOrders(pods)[0] ?? [...pods];
 
 const withLast = (largest: readonly Pod[], last: Pod): Pod[] => [...largest.filter((p) => p !== last), last];
 
-/** The first pod (in `largest`'s order) asking the most memory. */
-function heaviestInMemory(largest: readonly Pod[]): Pod | undefined {
-  let heaviest = largest[0];
-  for (const pod of largest) if ((pod.requests[MEMORY] ?? 0) > (heaviest?.requests[MEMORY] ?? 0)) heaviest = pod;
+/** The first pod (in `largest`'s order, not empty) asking the most memory. */
+function heaviestInMemory(largest: readonly Pod[]): Pod {
+  let heaviest = largest[0]!;
+  for (const pod of largest) if ((pod.requests[MEMORY] ?? 0) > (heaviest.requests[MEMORY] ?? 0)) heaviest = pod;
   return heaviest;
 }
 
@@ -345,11 +344,7 @@ function heaviestInMemory(largest: readonly Pod[]): Pod | undefined {
  * is filled the same way: a random search of small clusters found moves every other order binds and
  * this one strands.
  */
-export function largestMemoryHeldBackPods(pods: readonly Pod[]): Pod[] | undefined {
-  const largest = [...pods].sort(largestFirst);
-  const heaviest = heaviestInMemory(largest);
-  return heaviest === undefined || heaviest === largest[0] ? undefined : withLast(largest, heaviest);
-}
+export const largestMemoryHeldBackPods = (pods: readonly Pod[]): Pod[] | undefined => heldBackOrders(pods)[1];
 
 /** Smallest pods first (the largest-first order reversed, as bindingOrders has it). */
 export const smallestFirstPods = (pods: readonly Pod[]): Pod[] => [...pods].sort(largestFirst).reverse();
