@@ -20,7 +20,10 @@
 //
 // Deterministic (seeded PRNG, fixed clock). Figures are printed, never asserted. QUALITY_DEBUG=1 prints
 // each pass's decisions; QUALITY_NOTES=<pass> prints that pass's most frequent notes (why nodes stayed);
-// QUALITY_MAX_PASSES caps the passes (default 40); QUALITY_PROJECT=0 skips the projection. The first pass's plan is projected (laterWaves.ts)
+// QUALITY_MAX_PASSES caps the passes (default 40); QUALITY_PROJECT=0 skips the projection;
+// QUALITY_SHAPES=mixed generates pods whose cpu and memory differ in proportion; QUALITY_ORDERS=N carries
+// each pass out in N further random orders and prints how many leave a pod Pending (the pass's risk,
+// beside the one order the run goes on with); QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
 // it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
 // really removed (followed).
@@ -55,7 +58,15 @@ const TYPES: readonly { name: string; cpu: number; memMi: number; pods: number; 
   { name: 'r6i.xlarge', cpu: 3920, memMi: 29317, pods: 58, price: 0.252, weight: 2 },
   { name: 'r6i.2xlarge', cpu: 7910, memMi: 59627, pods: 58, price: 0.504, weight: 1 },
 ];
-const SIZES: readonly (readonly [number, number])[] = [[50, 64], [100, 128], [250, 320], [400, 512], [600, 768], [900, 1152], [1300, 1664]];
+/**
+ * Pod sizes (cpu millis, memory MiB), picked at random. QUALITY_SHAPES=mixed: cpu and memory in unlike
+ * proportions (memory-heavy caches, cpu-heavy workers, a few large pods), so that the pass's checks meet
+ * pods that strand on memory as well as on cpu.
+ */
+const SIZES: readonly (readonly [number, number])[] =
+  process.env['QUALITY_SHAPES'] === 'mixed'
+    ? [[50, 64], [100, 1024], [250, 256], [250, 2048], [500, 4096], [1000, 1024], [1500, 512], [2000, 3072], [200, 3072], [3000, 6144]]
+    : [[50, 64], [100, 128], [250, 320], [400, 512], [600, 768], [900, 1152], [1300, 1664]];
 
 const smallCatalog: Catalog = {
   region: 'us-east-1',
@@ -247,7 +258,13 @@ function shuffle<T>(items: readonly T[], rand: () => number): T[] {
  * the way kube-scheduler does (least allocated first), in a shuffled order within its command. Pods
  * Pending from before are tried again at the end.
  */
-function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: number, pools: readonly NodePool[], nowMs: number, rand: () => number): { cluster: Cluster; evicted: number } {
+function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: number, pools: readonly NodePool[], nowMs: number, rand: () => number, probing = false): { cluster: Cluster; evicted: number; pending?: number } {
+  if (!probing && process.env['QUALITY_ORDERS']) {
+    let bad = 0;
+    const n = Number(process.env['QUALITY_ORDERS']);
+    for (let k = 0; k < n; k++) if ((carryOut(cluster, decisions, passNumber, pools, nowMs, mulberry32(1000 + k), true).pending ?? 0) > 0) bad++;
+    console.error(`  pass ${passNumber}: ${bad} of ${n} carrying-out orders leave a pod Pending`);
+  }
   const tainted = new Set(decisions.flatMap((d) => d.nodes));
   const indexed = [...decisions.entries()];
   // Deletes first (at once), then the replacements' commands in the order their nodes become Ready.
@@ -290,7 +307,7 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
     nodes: laidOut.nodes.filter((n) => !tainted.has(n.name)),
     pods: [...laidOut.pods.filter((p) => p.nodeName === undefined || !tainted.has(p.nodeName)), ...rebound],
   };
-  return { cluster: bindLeastAllocated(after, after.pods.filter((p) => p.nodeName === undefined), pools), evicted: queue.length };
+  return { cluster: bindLeastAllocated(after, after.pods.filter((p) => p.nodeName === undefined), pools), evicted: queue.length, pending: result.unschedulable.length };
 }
 
 /**
@@ -410,6 +427,14 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     const byType = new Map<string, number>();
     for (const n of cluster.nodes) byType.set(n.instanceType!, (byType.get(n.instanceType!) ?? 0) + 1);
     console.error(JSON.stringify([...byType]));
+    if (process.env['QUALITY_DEBUG'] === 'nodes') {
+      // Each end node: its type, price, and how full it is (cpu and memory requested of allocatable, pods).
+      for (const n of cluster.nodes) {
+        const pods = cluster.pods.filter((p) => p.nodeName === n.name);
+        const req = (r: string) => pods.reduce((s, p) => s + (p.requests[r] ?? 0), 0);
+        console.error(`${n.name} ${n.instanceType} $${priceOf(n.instanceType!).toFixed(3)} cpu ${req('cpu')}/${n.allocatable['cpu']} mem ${(req('memory') / Mi).toFixed(0)}/${((n.allocatable['memory'] ?? 0) / Mi).toFixed(0)}Mi pods ${pods.length}/${n.allocatable['pods']}`);
+      }
+    }
   }
   return {
     nodes,

@@ -265,7 +265,7 @@ describe('a replacement whose pods overflow its new node, the pod asking the mos
   ] as const)('%s', (_name, newMi, kept) => {
     const verdict = replaceC(newMi);
     expect(verdict.kept).toBe(kept);
-    if (kept === 0) expect(verdict.cut.get(0)).toMatch(/the pod asking the most memory last.*pod default\/p1-2048Mi would stay Pending/);
+    if (kept === 0) expect(verdict.cut.get(0)).toMatch(/another pod last \(held-back order 2: the pod asking the most memory.*pod default\/p1-2048Mi would stay Pending/);
   });
 });
 

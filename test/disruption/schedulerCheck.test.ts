@@ -4,7 +4,7 @@ import { goDurationOrNull as durationOrNull } from '../../src/core/input/duratio
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Candidate } from '../../src/core/disruption/candidates.ts';
 import type { Proposal } from '../../src/core/disruption/methods/types.ts';
-import { bindingOrders, KubeSchedulerWorld, largestHeldBackPods, largestMemoryHeldBackPods } from '../../src/core/disruption/schedulerCheck.ts';
+import { bindingOrders, heldBackOrders, KubeSchedulerWorld, largestHeldBackPods, largestMemoryHeldBackPods, moreShuffles, shuffleCount } from '../../src/core/disruption/schedulerCheck.ts';
 import type { Cluster, Node, Pod } from '../../src/core/model/types.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { Simulator, SimulatorInput } from '../../src/core/scheduling/types.ts';
@@ -173,27 +173,31 @@ describe('kube-scheduler world of a pass', () => {
     expect(placed).toEqual([['small', 'large']]);
   });
 
-  it('binds a move that only deletes in four orders, not with a largest pod held back (there is no new node to overflow)', () => {
+  it('binds a move that only deletes with a largest pod held back too, and refuses one that strands it', () => {
     // c's pods (two 900m, ten 100m) go to `spare` (2000m, empty) and `full` (1000m of 4000m free). Held
-    // back to the end, the second 900m pod would find 367m and 733m; a delete is not bound that way
-    // (largestHeldBackPods), and the four orders it is bound in place every pod.
+    // back to the end, the second 900m pod finds 367m and 733m: a delete's pods come back in any order,
+    // so the delete is refused. With 1300m free on `full` that order binds every pod, and so do the others.
     const big = (name: string, cpu: number, keep = true) =>
       node({ name, allocatable: { cpu, memory: 16 * Gi, pods: 58 }, annotations: keep ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
     const small = Array.from({ length: 10 }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 100, memory: 16 * Mi } }));
     const c = big('c', 4000, false);
-    const start = cluster({
-      nodes: [big('spare', 2000), big('full', 4000), c],
-      pods: [
-        ...on('full', pod({ requests: { cpu: 3000, memory: 16 * Mi } })),
-        ...on('c', pod({ name: 'large-1', requests: { cpu: 900, memory: 16 * Mi } }), pod({ name: 'large-2', requests: { cpu: 900, memory: 16 * Mi } }), ...small),
-      ],
-    });
-    const { kube, placed } = recordingWorld(start);
-    const pods = start.pods.filter((p) => p.nodeName === 'c');
-    expect(kube.check(deleteOf(candidate(c, pods)))).toBeUndefined();
-    expect(placed).toHaveLength(4);
-    // None of them starts and ends with a large pod (the held-back order does).
-    expect(placed.filter((order) => /^large-/.test(order[0]!) && /^large-/.test(order.at(-1)!))).toEqual([]);
+    const world = (fullUsedMillis: number) =>
+      cluster({
+        nodes: [big('spare', 2000), big('full', 4000), c],
+        pods: [
+          ...on('full', pod({ requests: { cpu: fullUsedMillis, memory: 16 * Mi } })),
+          ...on('c', pod({ name: 'large-1', requests: { cpu: 900, memory: 16 * Mi } }), pod({ name: 'large-2', requests: { cpu: 900, memory: 16 * Mi } }), ...small),
+        ],
+      });
+    const tight = recordingWorld(world(3000));
+    const pods = world(3000).pods.filter((p) => p.nodeName === 'c');
+    expect(tight.kube.check(deleteOf(candidate(c, pods)))).toMatch(/pod default\/large-\d would stay Pending/);
+    // The order that strands it: largest first, one large pod held back to the end.
+    expect(tight.placed.at(-1)!.at(-1)).toMatch(/^large-/);
+    expect(tight.placed.at(-1)![0]).toMatch(/^large-/);
+    const roomy = recordingWorld(world(2700));
+    expect(roomy.kube.check(deleteOf(candidate(c, pods)))).toBeUndefined();
+    expect(roomy.placed.some((order) => /^large-/.test(order[0]!) && /^large-/.test(order.at(-1)!))).toBe(true);
   });
 });
 
@@ -227,6 +231,47 @@ describe('largest first with one largest pod held back to the end', () => {
     const result = place(heldBack!);
     expect(result.allScheduled).toBe(false);
     expect(result.unschedulable.map((u) => u.pod.requests['cpu'])).toEqual([600]);
+  });
+});
+
+describe('the held-back orders: one per pod shape no other pod outgrows in both cpu and memory', () => {
+  const shaped = (shapes: readonly (readonly [number, number])[]) =>
+    shapes.map(([cpu, memoryMi], i) => pod({ name: `p${i}-${cpu}m-${memoryMi}Mi`, requests: { cpu, memory: memoryMi * Mi } }));
+  const lastOf = (pods: readonly Pod[]) => heldBackOrders(pods).map((order) => order.at(-1)!.name);
+
+  it.each([
+    // The largest in cpu, then the one asking the most memory, then the 400m/2Gi pod neither outgrows.
+    ['three shapes, none outgrowing another', [[1000, 1024], [400, 2048], [100, 4096], [50, 64], [400, 2048]], ['p0-1000m-1024Mi', 'p2-100m-4096Mi', 'p1-400m-2048Mi']],
+    ['pods that grow in cpu and memory together: the largest alone', [[50, 64], [900, 1152], [400, 512], [900, 1152]], ['p1-900m-1152Mi']],
+    ['a shape outgrown by the largest is not held back', [[2000, 3072], [1500, 512], [200, 3072], [500, 4096]], ['p0-2000m-3072Mi', 'p3-500m-4096Mi']],
+    ['one pod: no held-back order', [[100, 128]], []],
+  ] as const)('%s', (_name, shapes, last) => {
+    const pods = shaped(shapes);
+    expect(lastOf(pods)).toEqual(last);
+    // Every held-back order binds the rest largest first and holds each pod exactly once.
+    for (const order of heldBackOrders(pods)) expect([...order].sort((a, b) => a.name.localeCompare(b.name))).toEqual([...pods].sort((a, b) => a.name.localeCompare(b.name)));
+  });
+});
+
+describe('further shuffled orders for moves of few pods', () => {
+  it.each([
+    ['one pod', 1, 0],
+    ['two pods', 2, 24],
+    ['125 pods', 125, 24],
+    ['500 pods', 500, 6],
+    ['3,000 pods', 3000, 1],
+    ['6,000 pods', 6000, 0],
+  ] as const)('%s: %d more', (_name, count, shuffles) => {
+    expect(shuffleCount(count)).toBe(shuffles);
+  });
+
+  it('each is a different order of the same pods, and the same for the same pods', () => {
+    const pods = Array.from({ length: 30 }, (_, i) => pod({ name: `p${i}` }));
+    const orders = moreShuffles(pods).map((order) => order.map((p) => p.name).join(','));
+    expect(orders).toHaveLength(24);
+    expect(new Set(orders).size).toBe(24);
+    expect(moreShuffles(pods).map((order) => order.map((p) => p.name).join(','))).toEqual(orders);
+    for (const order of moreShuffles(pods)) expect(new Set(order).size).toBe(30);
   });
 });
 

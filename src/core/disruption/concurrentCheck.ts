@@ -27,12 +27,15 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
 import { podKey } from './pods.ts';
-import { bindingOrders, heldBackOrders, queueOrder, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { bindingOrders, heldBackOrders, queueOrder, shuffleCount, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
 /** Further shuffles when a pass only deletes: each costs one placement of those pods on existing nodes. */
 const DELETE_SEEDS = [3, 4, 5] as const;
+/** Seeds of further shuffled orders when the pass moves few pods (schedulerCheck.ts shuffleCount). */
+const extraSeeds = (pods: number): number[] => Array.from({ length: shuffleCount(pods) }, (_, k) => 100 + k);
+const deleteSeeds = (pods: number): number[] => [...DELETE_SEEDS, ...extraSeeds(pods)];
 
 export interface ConcurrentVerdict {
   /** How many of the moves, in order, are kept. */
@@ -108,6 +111,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   const replaces = byDecision.filter((i) => laidOut.added[i]!.nodes.length > 0);
   // A delete evicts as soon as its command starts, long before any new node is Ready: its pods go first.
   const deletePods = deletes.flatMap((i) => queueOrder(laidOut.evicted[i]!));
+  const evictedCount = laidOut.evicted.reduce((sum, pods) => sum + pods.length, 0);
   // Within one command the pods come back in whatever order their controllers recreate them: besides the
   // queue's order, smallest first (small pods spread over the emptiest nodes before the large ones come,
   // the order most likely to leave a large pod without room) and shuffled.
@@ -124,17 +128,19 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
     ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each command's pods smallest first", replaces, smallestFirstPods),
   ];
-  // A largest pod of each replacement's command held back to the end, and the pod asking the most memory
-  // where that is another pod (schedulerCheck.ts heldBackOrders, worked out once per command).
+  // A largest pod of each replacement's command held back to the end, then the pod asking the most
+  // memory and each other shape no pod outgrows (schedulerCheck.ts heldBackOrders, worked out once per
+  // command).
   if (replaces.length > 0) {
     const heldBack = new Map(replaces.map((i) => [laidOut.evicted[i]!, heldBackOrders(laidOut.evicted[i]!)] as const));
-    const heldBackWithin = (which: 0 | 1) => (pods: readonly Pod[]): Pod[] => {
+    const heldBackWithin = (which: number) => (pods: readonly Pod[]): Pod[] => {
       const held = heldBack.get(pods) ?? heldBackOrders(pods);
       return held[which] ?? held[0] ?? [...pods];
     };
-    orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with one largest pod last", replaces, heldBackWithin(0), queueOrder));
-    if ([...heldBack.values()].some((held) => held.length > 1)) {
-      orders.push(ownReady("deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with the pod asking the most memory last", replaces, heldBackWithin(1), queueOrder));
+    const most = Math.max(...[...heldBack.values()].map((held) => held.length));
+    for (let which = 0; which < Math.max(1, most); which++) {
+      const name = which === 0 ? 'one largest pod last' : `another pod last (held-back order ${which + 1}: the pod asking the most memory, then each shape no pod outgrows in both)`;
+      orders.push(ownReady(`deletes first, then each new node Ready as its own command drains, commands in decision order, each replacement's pods largest first with ${name}`, replaces, heldBackWithin(which), queueOrder));
     }
   }
   if (replaces.length === 0) {
@@ -142,8 +148,9 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     const [largest, , shuffled] = bindingOrders(deletePods);
     orders.push(
       { name: 'deletes only, largest pods first', pods: largest! },
+      ...heldBackOrders(deletePods).map((pods, k) => ({ name: `deletes only, largest pods first with one pod held back to the end (held-back order ${k + 1})`, pods })),
       { name: 'deletes only, pods in a shuffled order', pods: shuffled! },
-      ...DELETE_SEEDS.map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
+      ...deleteSeeds(deletePods.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
     );
     return orders;
   }
@@ -152,6 +159,10 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     ...RANDOM_SEEDS.map((seed) => ownReady(`deletes first, then each new node Ready as its own command drains, commands in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed))),
     ...RANDOM_SEEDS.map((seed) =>
       ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), shuffledWithinCommand),
+    ),
+    // More of those when the pass moves few pods, each command's pods in a shuffle of its own.
+    ...extraSeeds(evictedCount).map((seed) =>
+      ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), (pods) => seededShuffle(pods, seed * 7919 + pods.length)),
     ),
   );
   // Every new node Ready before the replacements' commands drain (after the deletes' pods are bound).
