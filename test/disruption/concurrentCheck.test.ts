@@ -304,3 +304,35 @@ describe('a projected wave stops deciding once the plan checked together is cut'
     expect(splitTried(out)).toBe(goesOn);
   });
 });
+
+describe('a plan checked as it is decided is never cut below the prefix found safe before', () => {
+  /**
+   * Three deletes: d1 (a 1000m pod), d2 (100m) and d3 (400m), onto k1 (1000m free, 75% allocated) and
+   * k2 (500m free, 50%). Any two bind in every order; all three do not: bound largest first with d1's pod
+   * held back to the end, d3's pod takes k2, d2's then goes to the emptier k1, and d1's finds 900m. The
+   * stranded pod is the first decision's, so a check that knows nothing more keeps d1 alone; a projected
+   * wave, which checked d1 and d2 together at its second decision, keeps both.
+   */
+  function deletes(workLimit: number | undefined) {
+    const sized = (name: string, cpuMillis: number, pinned = false) =>
+      node({ name, allocatable: { cpu: cpuMillis, memory: 14162 * Mi, pods: 58 }, capacity: { cpu: cpuMillis, memory: 16384 * Mi, pods: 58 }, annotations: pinned ? { 'karpenter.sh/do-not-disrupt': 'true' } : {} });
+    const nodes = [sized('k1', 4000, true), sized('k2', 1000, true), sized('d1', 1000), sized('d2', 100), sized('d3', 400)];
+    const pods = [
+      ...on('k1', pod({ name: 'k1-used', requests: cpu(3000) })),
+      ...on('k2', pod({ name: 'k2-used', requests: cpu(500) })),
+      ...on('d1', pod({ name: 'd1-1000', requests: cpu(1000) })),
+      ...on('d2', pod({ name: 'd2-100', requests: cpu(100) })),
+      ...on('d3', pod({ name: 'd3-400', requests: cpu(400) })),
+    ];
+    return plan(nodes, pods, [nodePool()], ['single-node'], workLimit);
+  }
+
+  it.each([
+    ['a projected wave keeps the two deletes it checked together at its second decision', 1e12, ['d1', 'd2']],
+    ['a real pass, checking once at its end, keeps the first delete alone', undefined, ['d1']],
+  ] as const)('%s', (_name, workLimit, kept) => {
+    const out = deletes(workLimit);
+    expect(out.decisions.map((d) => d.nodes.join('+'))).toEqual(kept);
+    expect(out.notes.get('d3')?.join(' ')).toMatch(/with decision 1 of this pass carried out together.*held back to the end.*pod default\/d1-1000 would stay Pending/);
+  });
+});

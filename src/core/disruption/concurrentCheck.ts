@@ -56,14 +56,17 @@ interface Order {
  * takes its room is a later decision (its taint, its pods, or its new node drawing pods away). So the
  * later decisions go first, and the stranded pod's own only when it is the last one left (the pass's
  * earlier decisions are its surer and larger savings). Each round cuts the plan shorter, so this ends.
+ * `knownSafe`: how many of the first moves an earlier check of this same plan found safe together (a
+ * pass that checks as it decides); the plan is never cut shorter than that, and stops being checked
+ * there: a stranded pod of an early decision is then one a later decision strands.
  */
-export function keepConcurrentlySafe(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[]): ConcurrentVerdict {
+export function keepConcurrentlySafe(ctx: SchedulerCheckContext, start: Cluster, moves: readonly PlannedMove[], knownSafe = 0): ConcurrentVerdict {
   const cut = new Map<number, string>();
   let kept = moves.length;
-  while (kept > 0) {
+  while (kept > knownSafe) {
     const stranding = firstStranding(ctx, start, moves.slice(0, kept));
     if (!stranding) break;
-    const next = stranding.index < kept - 1 ? stranding.index + 1 : stranding.index;
+    const next = Math.max(knownSafe, stranding.index < kept - 1 ? stranding.index + 1 : stranding.index);
     for (let i = next; i < kept; i++) {
       cut.set(i, i === stranding.index ? stranding.reason : `with decision ${stranding.index + 1} of this pass ${stranding.reason}`);
     }

@@ -326,7 +326,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
    */
   const checkTogether = (): boolean => {
     if (!kubeWorld || moves.length === checkedTogether || !moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) return false;
-    const verdict = keepConcurrentlySafe(checkContext, input.cluster, moves);
+    const verdict = keepConcurrentlySafe(checkContext, input.cluster, moves, checkedTogether);
     for (const [index, reason] of verdict.cut) {
       for (const name of decisions[index]!.nodes) {
         disruptedBy.delete(name);
