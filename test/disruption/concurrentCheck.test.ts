@@ -2,7 +2,9 @@
 // new nodes Ready in any order, evicted pods bound one at a time by a least-allocated scheduler in an
 // order the plan does not choose. Each case has a twin that differs in one request and is kept.
 import { describe, expect, it } from 'vitest';
-import { keepConcurrentlySafe } from '../../src/core/disruption/concurrentCheck.ts';
+import { firstAloneStranding, keepConcurrentlySafe } from '../../src/core/disruption/concurrentCheck.ts';
+import { layOut } from '../../src/core/disruption/planCheck.ts';
+import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import { decideWithHeldBack, MAX_DECIDE_AGAIN, runConsolidationPass, type DecisionRound } from '../../src/core/disruption/pass.ts';
 import type { Decision } from '../../src/core/plan.ts';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
@@ -334,5 +336,54 @@ describe('a plan checked as it is decided is never cut below the prefix found sa
     const out = deletes(workLimit);
     expect(out.decisions.map((d) => d.nodes.join('+'))).toEqual(kept);
     expect(out.notes.get('d3')?.join(' ')).toMatch(/with decision 1 of this pass carried out together.*held back to the end.*pod default\/d1-1000 would stay Pending/);
+  });
+});
+
+describe("a replacement's command carried out first, alone, before any other new node is Ready", () => {
+  // b's nine pods (2,350m) are replaced by `n` (`newMillis`) beside two kept nodes with 400m and 700m
+  // free; a's pod by a 4000m node. In decision order a's new node is Ready first and takes what
+  // overflows b's; when b's command runs first, alone, its pods have only `n` and the kept nodes' holes,
+  // and bound largest first with one 600m pod held back the last one finds no room.
+  function replaceBoth(newMillis: number) {
+    const catalog: Catalog = {
+      region: 'us-east-1',
+      instanceTypes: [
+        instanceType('e4', { cpu: 4000, memory: 16384 * Mi, pods: 58 }, 0.2),
+        instanceType('n', { cpu: newMillis, memory: 16384 * Mi, pods: 58 }, 0.1),
+        instanceType('big', { cpu: 8000, memory: 32768 * Mi, pods: 58 }, 0.4),
+      ],
+    };
+    const pool = nodePool();
+    const kept = (name: string) => node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16384 * Mi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+    const a = node({ name: 'a', instanceType: 'big', allocatable: { cpu: 8000, memory: 32768 * Mi, pods: 58 } });
+    const b = node({ name: 'b', instanceType: 'big', allocatable: { cpu: 8000, memory: 32768 * Mi, pods: 58 } });
+    const moved = [600, 600, 400, 250, 250, 100, 50, 50, 50].map((millis, i) => pod({ name: `b${i}-${millis}`, requests: cpu(millis) }));
+    const aPods = on('a', pod({ name: 'a-100', requests: cpu(100) }));
+    const start = cluster({ nodes: [kept('e1'), kept('e2'), a, b], pods: [...on('e1', pod({ requests: cpu(3600) })), ...on('e2', pod({ requests: cpu(3300) })), ...aPods, ...on('b', ...moved)] });
+    const type = (name: string) => catalog.instanceTypes.find((t) => t.name === name)!;
+    const moves = [
+      { proposal: replacementProposal(a, aPods, type('e4'), pool, 0.4), names: ['replacement-a'] },
+      { proposal: replacementProposal(b, start.pods.filter((p) => p.nodeName === 'b'), type('n'), pool, 0.4), names: ['replacement-b'] },
+    ];
+    const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog, nowMs: T0 };
+    const laidOut = layOut(ctx, start, moves);
+    const alone = firstAloneStranding(ctx, laidOut, createSimulator({ cluster: laidOut.cluster, nodePools: [pool], catalog }));
+    return { verdict: keepConcurrentlySafe(ctx, start, moves), alone };
+  }
+
+  it.each([
+    ["a 1836m new node for b: b's replacement is cut", 1836, 1],
+    ['a 2400m new node for b: every order binds every pod, both are kept', 2400, 2],
+  ] as const)('%s', (_name, newMillis, kept) => {
+    const { verdict, alone } = replaceBoth(newMillis);
+    expect(verdict.kept).toBe(kept);
+    if (kept === 1) {
+      expect(verdict.cut.get(1)).toMatch(/pod default\/b\d-600 would stay Pending/);
+      // b's command alone first strands its held-back 600m pod (some shuffles of the plan do too).
+      expect(alone?.index).toBe(1);
+      expect(alone?.reason).toMatch(/decision 2's new nodes Ready before any other, its pods largest first, held-back order 1.*pod default\/b\d-600 would stay Pending/);
+    } else {
+      expect(alone).toBeUndefined();
+    }
   });
 });

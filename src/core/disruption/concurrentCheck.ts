@@ -27,14 +27,22 @@ import { createSimulator } from '../scheduling/simulator.ts';
 import type { Simulator } from '../scheduling/types.ts';
 import { layOut, type LaidOut, type PlannedMove } from './planCheck.ts';
 import { podKey } from './pods.ts';
-import { bindingOrders, heldBackOrders, queueOrder, shuffleCount, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { bindingOrders, heldBackOrders, moreShuffles, queueOrder, shuffleCount, shuffledPods as shuffledWithinCommand, smallestFirstPods, type SchedulerCheckContext } from './schedulerCheck.ts';
+import { changeCluster } from '../scheduling/clusterChange.ts';
 import { seededShuffle } from '../random.ts';
 
 const RANDOM_SEEDS = [1, 2] as const;
 /** Further shuffles when a pass only deletes: each costs one placement of those pods on existing nodes. */
 const DELETE_SEEDS = [3, 4, 5] as const;
-/** Seeds of further shuffled orders when the pass moves few pods (schedulerCheck.ts shuffleCount). */
-const extraSeeds = (pods: number): number[] => Array.from({ length: shuffleCount(pods) }, (_, k) => 100 + k);
+/**
+ * Seeds of further shuffled orders when the pass moves few pods (schedulerCheck.ts shuffleCount), within
+ * about 20,000 pod placements and at most 48 orders: one check of the whole plan a pass, so it can
+ * afford more than a move's. A 100-node pass of four replacements (540 pods, every node disrupted)
+ * left a pod Pending in one random carrying-out order in ten, none of the seven shuffles it then had.
+ */
+const PLAN_SHUFFLE_PLACEMENTS = 20_000;
+const PLAN_MAX_SHUFFLES = 48;
+const extraSeeds = (pods: number): number[] => Array.from({ length: shuffleCount(pods, PLAN_SHUFFLE_PLACEMENTS, PLAN_MAX_SHUFFLES) }, (_, k) => 100 + k);
 const deleteSeeds = (pods: number): number[] => [...DELETE_SEEDS, ...extraSeeds(pods)];
 
 export interface ConcurrentVerdict {
@@ -104,7 +112,57 @@ function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: reado
       };
     }
   }
+  const alone = firstAloneStranding(ctx, laidOut, simulator);
+  if (alone && (!worst || alone.index < worst.index)) worst = alone;
   return worst;
+}
+
+/**
+ * Each replacement's command carried out first, alone: the deletes' pods bound (in the queue's order),
+ * then only this command's new nodes Ready, every other decided node tainted and every other new node
+ * not Ready yet. Its pods must then find room on its own new nodes and the holes the kept nodes have
+ * left, whatever order they come back in: smallest first, each held-back order, the queue's, and
+ * shuffles. In decision order an earlier command's new node is there to take what overflows; a command
+ * that runs first has none (on generated clusters a pass that disrupted every node left a 1300m pod of
+ * its first command without room in one carrying-out order in ten, every order of the list above
+ * passing). Undefined with fewer than two replacements' commands (the orders above cover that one).
+ */
+export function firstAloneStranding(ctx: SchedulerCheckContext, laidOut: LaidOut, simulator: Simulator): { index: number; reason: string } | undefined {
+  const replaces = laidOut.added.map((a, i) => (a.nodes.length > 0 ? i : -1)).filter((i) => i >= 0);
+  if (replaces.length < 2) return undefined;
+  const newNodes = laidOut.added.flatMap((a) => a.nodes.map((n) => n.name));
+  const deletePods = laidOut.added.flatMap((a, i) => (a.nodes.length === 0 ? queueOrder(laidOut.evicted[i]!) : []));
+  let world = simulator;
+  if (deletePods.length > 0) {
+    const notReady = new Map(newNodes.map((name) => [name, deletePods.length] as const));
+    const bound = simulator.simulate({ excludedNodes: laidOut.excluded, pods: deletePods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', availableFrom: notReady });
+    // (A delete's pod left without room is the plan's other orders' to report.)
+    const placed = new Map(bound.placements.map((p) => [p.pod.uid, p.nodeName] as const));
+    const addedPods = deletePods.filter((p) => placed.has(p.uid)).map((p) => ({ ...p, nodeName: placed.get(p.uid)! }));
+    world = (ctx.simulatorFactory ?? createSimulator)({ cluster: changeCluster(laidOut.cluster, { removedNodes: new Set(), addedPods }), nodePools: ctx.nodePools, catalog: ctx.catalog });
+  }
+  for (const index of replaces) {
+    const own = new Set(laidOut.added[index]!.nodes.map((n) => n.name));
+    const excluded = new Set([...laidOut.excluded, ...newNodes.filter((name) => !own.has(name))]);
+    const pods = laidOut.evicted[index]!;
+    const within: [string, Pod[]][] = [
+      ['smallest first', smallestFirstPods(pods)],
+      ...heldBackOrders(pods).map((order, k): [string, Pod[]] => [`largest first, held-back order ${k + 1}`, order]),
+      ["in the queue's order", queueOrder(pods)],
+      ['shuffled', shuffledWithinCommand(pods)],
+      ...moreShuffles(pods).map((order, k): [string, Pod[]] => [`shuffled (${k + 2})`, order]),
+    ];
+    for (const [name, order] of within) {
+      const result = world.simulate({ excludedNodes: excluded, pods: order, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true });
+      if (result.allScheduled) continue;
+      const miss = result.unschedulable[0]!;
+      return {
+        index,
+        reason: `carried out together with the pass's other commands (deletes first, then decision ${index + 1}'s new nodes Ready before any other, its pods ${name}; pods bound one at a time the way kube-scheduler scores nodes, least allocated first), pod ${podKey(miss.pod)} would stay Pending (${miss.reason})`,
+      };
+    }
+  }
+  return undefined;
 }
 
 /** The orders the plan may be carried out in (see the top of this file). */

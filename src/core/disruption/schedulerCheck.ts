@@ -388,10 +388,13 @@ export const shuffledPods = (pods: readonly Pod[]): Pod[] => seededShuffle(pods,
 const SHUFFLE_PLACEMENTS = 3_000;
 const MAX_SHUFFLES = 24;
 
-/** How many further shuffled orders a check of `count` pods binds (more for fewer pods, none for one). */
-export function shuffleCount(count: number): number {
+/**
+ * How many further shuffled orders a check of `count` pods binds (more for fewer pods, none for one),
+ * within `placements` pod placements and at most `most` orders.
+ */
+export function shuffleCount(count: number, placements = SHUFFLE_PLACEMENTS, most = MAX_SHUFFLES): number {
   if (count < 2) return 0;
-  return Math.min(MAX_SHUFFLES, Math.floor(SHUFFLE_PLACEMENTS / count));
+  return Math.min(most, Math.floor(placements / count));
 }
 
 /** The further shuffled orders (shuffleCount), each seeded from the pods' number and its place. */
