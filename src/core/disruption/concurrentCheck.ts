@@ -10,11 +10,14 @@
 // any of them leaves a pod Pending under is cut:
 //   - the deletes' pods first, in decision order (a delete evicts at once, before any new node is Ready);
 //   - then the replacements' commands, each new node Ready only when its own command drains, commands in
-//     decision order, in reverse and in two seeded shuffled orders, each command's pods in the queue's
-//     order, and also smallest first or shuffled (a controller recreates them in no fixed order), and
-//     each replacement's pods largest first with one largest pod (or the one asking the most memory) last;
-//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first and in
-//     several seeded shuffles (they all come back at once);
+//     decision order, in reverse and in seeded shuffled orders (more of them when the plan moves few
+//     pods), each command's pods in the queue's order, and also smallest first or shuffled (a controller
+//     recreates them in no fixed order), and each replacement's pods largest first with one pod held
+//     back to the end (a largest one, the one asking the most memory, each shape no pod outgrows);
+//   - each replacement's command first and alone (only its own new nodes Ready), its pods in those
+//     orders (firstAloneStranding);
+//   - a pass that only deletes: its pods in the queue's order, smallest first, largest first, with each
+//     held-back pod last, and in several seeded shuffles (they all come back at once);
 //   - or every new node Ready before any of those commands drains (the pods of one command then spread
 //     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
 //     turns between commands, and in the per-move check's orders (largest first, smallest first,

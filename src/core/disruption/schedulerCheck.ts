@@ -215,12 +215,13 @@ export class KubeSchedulerWorld {
     // The pods are recreated and bound one at a time in an order the plan does not choose: a move that
     // holds only when its large pods are bound first (its new node sized to the pod, the small ones
     // sent to the last bits of room elsewhere) leaves a pod Pending when a small one takes the empty new
-    // node first. So largest first, smallest first and a shuffled order must all hold; the queue
+    // node first. So largest first, smallest first and shuffled orders must all hold; the queue
     // order's placement comes last and is the one kept.
     // Smallest first goes first: it is the order that most often strands a large pod, and a refused move
-    // then costs one placement instead of two. For a move that launches nodes, a largest pod held back
-    // to the end comes next: the new node draws every pod while it is the least allocated, more than it
-    // was planned to hold, and the small pods take the holes elsewhere (largestHeldBackPods).
+    // then costs one placement instead of two. The held-back orders come next: the new node (or, for a
+    // delete, the emptiest kept node) draws every pod while it is the least allocated, and the small pods
+    // take the holes elsewhere (largestHeldBackPods); then largest first and the shuffles (more of them
+    // for a move of few pods, moreShuffles).
     const checkedOrders = (): Pod[][] => {
       const [largest, smallest, shuffled, queue] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[]];
       return [smallest, ...heldBackOrders(own), largest, shuffled, ...moreShuffles(own), queue];
@@ -294,8 +295,8 @@ const unbind = (pods: readonly Pod[]): Pod[] => pods.map(unbound);
 
 /**
  * The orders evicted pods may be bound in, whichever the plan would like: largest first, smallest first,
- * a fixed shuffle, and the scheduler queue's order (last: its placement is the one kept); a move that
- * launches nodes also in `heldBackOrders`. The pass-level check (concurrentCheck.ts) binds a lone move's
+ * a fixed shuffle, and the scheduler queue's order (last: its placement is the one kept); the per-move
+ * check also binds them in `heldBackOrders` and `moreShuffles`. The pass-level check (concurrentCheck.ts) binds a lone move's
  * pods in these same orders, so a move taken here is not cut there for its own sake.
  */
 export function bindingOrders(pods: readonly Pod[]): Pod[][] {
@@ -349,9 +350,9 @@ function unoutgrown(largest: readonly Pod[]): Pod[] {
  * overflow the new node, this is the order that leaves the last large pod without a hole big enough: a
  * 10-into-1 merge of 170 pods passed smallest first, largest first and every shuffle the check tried,
  * and left a 900m pod Pending in 172 of 2,000 random orders, all of them a largest pod placed late. A
- * move that only deletes has no new node to overflow and is not bound this way (binding deletes this
- * way too left bench:quality's 100-node runs on the bundled catalog at 1.61x the bound instead of 1.58x,
- * with no Pending pod either way).
+ * move that only deletes is bound this way too: the small pods take the holes of the kept nodes just the
+ * same (it costs bench:quality's bundled 100-node runs a few percent, 1.61x the bound against 1.58x, and
+ * on generated clusters of unlike pod shapes deletes stranded a pod in as many random orders as merges).
  */
 export const largestHeldBackPods = (pods: readonly Pod[]): Pod[] => heldBackOrders(pods)[0] ?? [...pods];
 
