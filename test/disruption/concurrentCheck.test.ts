@@ -367,7 +367,7 @@ describe("a replacement's command carried out first, alone, before any other new
     ];
     const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog, nowMs: T0 };
     const laidOut = layOut(ctx, start, moves);
-    const alone = firstAloneStranding(ctx, laidOut, createSimulator({ cluster: laidOut.cluster, nodePools: [pool], catalog }));
+    const alone = firstAloneStranding(laidOut, createSimulator({ cluster: laidOut.cluster, nodePools: [pool], catalog }));
     return { verdict: keepConcurrentlySafe(ctx, start, moves), alone };
   }
 

@@ -59,6 +59,8 @@ interface Order {
   readonly name: string;
   readonly pods: readonly Pod[];
   readonly availableFrom?: ReadonlyMap<string, number>;
+  /** It starts with every delete's pods in the queue's order, no new node Ready before they are bound. */
+  readonly afterDeletesInQueueOrder?: boolean;
 }
 
 /**
@@ -92,57 +94,78 @@ function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: reado
   const decisionOf = new Map<string, number>();
   laidOut.evicted.forEach((pods, index) => pods.forEach((p) => decisionOf.set(p.uid, index)));
   if (decisionOf.size === 0) return undefined;
-  const simulator: Simulator = (ctx.simulatorFactory ?? createSimulator)({ cluster: laidOut.cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
-  let worst: { index: number; reason: string } | undefined;
-  for (const order of carryingOutOrders(laidOut, moves)) {
-    if (order.pods.length === 0) continue;
+  const build = (cluster: Cluster): Simulator => (ctx.simulatorFactory ?? createSimulator)({ cluster, nodePools: ctx.nodePools, catalog: ctx.catalog });
+  // The earliest decision stranded, and of the orders that strand it the first in the list (its name is
+  // the reason given; the orders are not bound in the list's order, see below).
+  let worst: { index: number; reason: string; position: number } | undefined;
+  const note = (name: string, miss: { pod: Pod; reason: string }, position: number): void => {
+    const index = decisionOf.get(miss.pod.uid)!;
+    if (worst && (index > worst.index || (index === worst.index && position >= worst.position))) return;
+    worst = {
+      index,
+      position,
+      reason: `carried out together with the pass's other commands (${name}; pods bound one at a time the way kube-scheduler scores nodes, least allocated first), pod ${podKey(miss.pod)} would stay Pending (${miss.reason})`,
+    };
+  };
+  const bind = (simulator: Simulator, order: Order, position: number, skip = 0): void => {
+    if (order.pods.length <= skip) return;
+    const availableFrom = order.availableFrom && skip > 0 ? new Map([...order.availableFrom].map(([name, at]) => [name, at - skip] as const)) : order.availableFrom;
     const result = simulator.simulate({
       excludedNodes: laidOut.excluded,
-      pods: order.pods,
+      pods: skip > 0 ? order.pods.slice(skip) : order.pods,
       maxNewNodes: 0,
       placement: 'least-allocated',
       podOrder: 'as-given',
       stopAtFirstFailure: true,
-      ...(order.availableFrom ? { availableFrom: order.availableFrom } : {}),
+      ...(availableFrom ? { availableFrom } : {}),
     });
-    if (result.allScheduled) continue;
-    const miss = result.unschedulable[0]!;
-    const index = decisionOf.get(miss.pod.uid)!;
-    if (!worst || index < worst.index) {
-      worst = {
-        index,
-        reason: `carried out together with the pass's other commands (${order.name}; pods bound one at a time the way kube-scheduler scores nodes, least allocated first), pod ${podKey(miss.pod)} would stay Pending (${miss.reason})`,
-      };
+    if (!result.allScheduled) note(order.name, result.unschedulable[0]!, position);
+  };
+  const { orders, deletePods } = carryingOutOrders(laidOut, moves);
+  // Most orders start alike: the deletes' pods in the queue's order, before any new node is Ready. Those
+  // pods are bound once, and those orders go on from the world they leave (the laid-out cluster with them
+  // bound, simulated afresh), as does each command carried out first and alone. The orders that bind the
+  // deletes' pods some other way go first, on the laid-out cluster, which is let go before the second
+  // world is built (at 1,000 nodes each holds an index of every pod).
+  let world = build(laidOut.cluster);
+  orders.forEach((order, position) => {
+    if (!order.afterDeletesInQueueOrder) bind(world, order, position);
+  });
+  // (A plan that only deletes has bound its pods every way already.)
+  if (!laidOut.added.some((a) => a.nodes.length > 0)) return finding(worst);
+  if (deletePods.length > 0) {
+    const notReady = new Map(laidOut.added.flatMap((a) => a.nodes.map((n) => [n.name, deletePods.length] as const)));
+    const bound = world.simulate({ excludedNodes: laidOut.excluded, pods: deletePods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom: notReady });
+    if (!bound.allScheduled) {
+      note(orders.find((o) => o.afterDeletesInQueueOrder)?.name ?? "deletes first, in the queue's order", bound.unschedulable[0]!, orders.findIndex((o) => o.afterDeletesInQueueOrder));
+      return finding(worst);
     }
+    const placed = new Map(bound.placements.map((p) => [p.pod.uid, p.nodeName] as const));
+    world = build(changeCluster(laidOut.cluster, { removedNodes: new Set(), addedPods: deletePods.map((p) => ({ ...p, nodeName: placed.get(p.uid)! })) }));
   }
-  const alone = firstAloneStranding(ctx, laidOut, simulator);
-  if (alone && (!worst || alone.index < worst.index)) worst = alone;
-  return worst;
+  orders.forEach((order, position) => {
+    if (order.afterDeletesInQueueOrder) bind(world, order, position, deletePods.length);
+  });
+  const alone = firstAloneStranding(laidOut, world);
+  if (alone && (!worst || alone.index < worst.index)) return alone;
+  return finding(worst);
 }
 
+const finding = (worst: { index: number; reason: string } | undefined): { index: number; reason: string } | undefined => (worst ? { index: worst.index, reason: worst.reason } : undefined);
+
 /**
- * Each replacement's command carried out first, alone: the deletes' pods bound (in the queue's order),
- * then only this command's new nodes Ready, every other decided node tainted and every other new node
+ * Each replacement's command carried out first, alone, in `world` (the laid-out plan with the deletes'
+ * pods bound, in the queue's order): only this command's new nodes Ready, every other decided node tainted and every other new node
  * not Ready yet. Its pods must then find room on its own new nodes and the holes the kept nodes have
  * left, whatever order they come back in: smallest first, each held-back order, the queue's, and a
  * shuffle (the plan's own shuffles cover more random orders). In decision order an earlier command's
  * new node is there to take what overflows; a command that runs first has none. Undefined with fewer
  * than two replacements' commands (the plan's orders already run that one first).
  */
-export function firstAloneStranding(ctx: SchedulerCheckContext, laidOut: LaidOut, simulator: Simulator): { index: number; reason: string } | undefined {
+export function firstAloneStranding(laidOut: LaidOut, world: Simulator): { index: number; reason: string } | undefined {
   const replaces = laidOut.added.map((a, i) => (a.nodes.length > 0 ? i : -1)).filter((i) => i >= 0);
   if (replaces.length < 2) return undefined;
   const newNodes = laidOut.added.flatMap((a) => a.nodes.map((n) => n.name));
-  const deletePods = laidOut.added.flatMap((a, i) => (a.nodes.length === 0 ? queueOrder(laidOut.evicted[i]!) : []));
-  let world = simulator;
-  if (deletePods.length > 0) {
-    const notReady = new Map(newNodes.map((name) => [name, deletePods.length] as const));
-    const bound = simulator.simulate({ excludedNodes: laidOut.excluded, pods: deletePods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', availableFrom: notReady });
-    // (A delete's pod left without room is the plan's other orders' to report.)
-    const placed = new Map(bound.placements.map((p) => [p.pod.uid, p.nodeName] as const));
-    const addedPods = deletePods.filter((p) => placed.has(p.uid)).map((p) => ({ ...p, nodeName: placed.get(p.uid)! }));
-    world = (ctx.simulatorFactory ?? createSimulator)({ cluster: changeCluster(laidOut.cluster, { removedNodes: new Set(), addedPods }), nodePools: ctx.nodePools, catalog: ctx.catalog });
-  }
   for (const index of replaces) {
     const own = new Set(laidOut.added[index]!.nodes.map((n) => n.name));
     const excluded = new Set([...laidOut.excluded, ...newNodes.filter((name) => !own.has(name))]);
@@ -166,8 +189,8 @@ export function firstAloneStranding(ctx: SchedulerCheckContext, laidOut: LaidOut
   return undefined;
 }
 
-/** The orders the plan may be carried out in (see the top of this file). */
-function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Order[] {
+/** The orders the plan may be carried out in (see the top of this file), and the deletes' pods in the queue's order. */
+function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { orders: Order[]; deletePods: Pod[] } {
   const byDecision = moves.map((_, i) => i);
   const deletes = byDecision.filter((i) => laidOut.added[i]!.nodes.length === 0);
   const replaces = byDecision.filter((i) => laidOut.added[i]!.nodes.length > 0);
@@ -184,7 +207,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
       for (const node of laidOut.added[index]!.nodes) availableFrom.set(node.name, pods.length);
       pods.push(...within(laidOut.evicted[index]!));
     }
-    return { name, pods, availableFrom };
+    return { name, pods, availableFrom, afterDeletesInQueueOrder: deletesWithin === queueOrder && replaces.length > 0 };
   };
   const orders: Order[] = [
     ownReady('deletes first, then each new node Ready as its own command drains, commands in decision order', replaces),
@@ -214,7 +237,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
       { name: 'deletes only, pods in a shuffled order', pods: shuffled! },
       ...deleteSeeds(deletePods.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
     );
-    return orders;
+    return { orders, deletePods };
   }
   orders.push(
     ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
@@ -234,7 +257,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
   for (let k = 0; roundRobin.length < all.length; k++) for (const pods of perDecision) if (k < pods.length) roundRobin.push(pods[k]!);
   const readyAfterDeletes = new Map(replaces.flatMap((i) => laidOut.added[i]!.nodes.map((n) => [n.name, deletePods.length] as const)));
   const [largest, smallest, shuffledPods] = bindingOrders(all);
-  const allReady = (name: string, pods: readonly Pod[]): Order => ({ name: `deletes first, then every new node Ready, ${name}`, pods: [...deletePods, ...pods], availableFrom: readyAfterDeletes });
+  const allReady = (name: string, pods: readonly Pod[]): Order => ({ name: `deletes first, then every new node Ready, ${name}`, pods: [...deletePods, ...pods], availableFrom: readyAfterDeletes, afterDeletesInQueueOrder: true });
   orders.push(
     allReady('commands in decision order', all),
     allReady('commands in reverse order', [...perDecision].reverse().flat()),
@@ -243,6 +266,6 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): Ord
     allReady('smallest pods first', smallest!),
     allReady('pods in a shuffled order', shuffledPods!),
   );
-  return orders;
+  return { orders, deletePods };
 }
 
