@@ -265,6 +265,15 @@ describe('further shuffled orders for moves of few pods', () => {
     expect(shuffleCount(count)).toBe(shuffles);
   });
 
+  it.each([
+    ['30 pods on 100 nodes', 30, 100, 23],
+    ['30 pods on 1,000 nodes', 30, 1000, 2],
+    ['30 pods on 5,000 nodes', 30, 5000, 0],
+  ] as const)('%s: %d more (each order also sets up every node)', (_name, count, nodes, shuffles) => {
+    expect(shuffleCount(count, nodes)).toBe(shuffles);
+    expect(moreShuffles(Array.from({ length: count }, (_, i) => pod({ name: `p${i}` })), nodes)).toHaveLength(shuffles);
+  });
+
   it('each is a different order of the same pods, and the same for the same pods', () => {
     const pods = Array.from({ length: 30 }, (_, i) => pod({ name: `p${i}` }));
     const orders = moreShuffles(pods).map((order) => order.map((p) => p.name).join(','));

@@ -39,14 +39,14 @@ const RANDOM_SEEDS = [1, 2] as const;
 const DELETE_SEEDS = [3, 4, 5] as const;
 /**
  * Seeds of further shuffled orders when the pass moves few pods (schedulerCheck.ts shuffleCount), within
- * about 20,000 pod placements and at most 48 orders: one check of the whole plan a pass, so it can
- * afford more than a move's. A 100-node pass of four replacements (540 pods, every node disrupted)
+ * about 20,000 pod placements (an order's pods plus the cluster's nodes) and at most 48 orders: one
+ * check of the whole plan a pass, so it can afford more than a move's. A 100-node pass of four replacements (540 pods, every node disrupted)
  * left a pod Pending in one random carrying-out order in ten, none of the seven shuffles it then had.
  */
 const PLAN_SHUFFLE_PLACEMENTS = 20_000;
 const PLAN_MAX_SHUFFLES = 48;
-const extraSeeds = (pods: number): number[] => Array.from({ length: shuffleCount(pods, PLAN_SHUFFLE_PLACEMENTS, PLAN_MAX_SHUFFLES) }, (_, k) => 100 + k);
-const deleteSeeds = (pods: number): number[] => [...DELETE_SEEDS, ...extraSeeds(pods)];
+const extraSeeds = (pods: number, nodes: number): number[] => Array.from({ length: shuffleCount(pods, nodes, PLAN_SHUFFLE_PLACEMENTS, PLAN_MAX_SHUFFLES) }, (_, k) => 100 + k);
+const deleteSeeds = (pods: number, nodes: number): number[] => [...DELETE_SEEDS, ...extraSeeds(pods, nodes)];
 
 export interface ConcurrentVerdict {
   /** How many of the moves, in order, are kept. */
@@ -235,7 +235,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
       { name: 'deletes only, largest pods first', pods: largest! },
       ...heldBackOrders(deletePods).map((pods, k) => ({ name: `deletes only, largest pods first with one pod held back to the end (held-back order ${k + 1})`, pods })),
       { name: 'deletes only, pods in a shuffled order', pods: shuffled! },
-      ...deleteSeeds(deletePods.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
+      ...deleteSeeds(deletePods.length, laidOut.cluster.nodes.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
     );
     return { orders, deletePods };
   }
@@ -246,7 +246,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
       ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), shuffledWithinCommand),
     ),
     // More of those when the pass moves few pods, each command's pods in a shuffle of its own.
-    ...extraSeeds(evictedCount).map((seed) =>
+    ...extraSeeds(evictedCount, laidOut.cluster.nodes.length).map((seed) =>
       ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), (pods) => seededShuffle(pods, seed * 7919 + pods.length)),
     ),
   );

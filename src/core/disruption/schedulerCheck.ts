@@ -224,7 +224,7 @@ export class KubeSchedulerWorld {
     // for a move of few pods, moreShuffles).
     const checkedOrders = (): Pod[][] => {
       const [largest, smallest, shuffled, queue] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[]];
-      return [smallest, ...heldBackOrders(own), largest, shuffled, ...moreShuffles(own), queue];
+      return [smallest, ...heldBackOrders(own), largest, shuffled, ...moreShuffles(own, this.cluster.nodes.length), queue];
     };
     const orders = (mustPlaceAll ? checkedOrders() : [queueOrder(own)]).map((pods) => [...first, ...pods]);
     let placements: readonly Placement[] = [];
@@ -390,18 +390,19 @@ const SHUFFLE_PLACEMENTS = 3_000;
 const MAX_SHUFFLES = 24;
 
 /**
- * How many further shuffled orders a check of `count` pods binds (more for fewer pods, none for one),
- * within `placements` pod placements and at most `most` orders.
+ * How many further shuffled orders a check of `count` pods binds on a cluster of `nodes` nodes (more for
+ * fewer pods, none for one), within `placements` and at most `most` orders. An order costs its pods
+ * plus one setting-up of every node's state, so on a large cluster a small move gets fewer.
  */
-export function shuffleCount(count: number, placements = SHUFFLE_PLACEMENTS, most = MAX_SHUFFLES): number {
+export function shuffleCount(count: number, nodes = 0, placements = SHUFFLE_PLACEMENTS, most = MAX_SHUFFLES): number {
   if (count < 2) return 0;
-  return Math.min(most, Math.floor(placements / count));
+  return Math.min(most, Math.floor(placements / (count + nodes)));
 }
 
 /** The further shuffled orders (shuffleCount), each seeded from the pods' number and its place. */
-export function moreShuffles(pods: readonly Pod[]): Pod[][] {
+export function moreShuffles(pods: readonly Pod[], nodes = 0): Pod[][] {
   const out: Pod[][] = [];
-  for (let k = 1; k <= shuffleCount(pods.length); k++) out.push(seededShuffle(pods, pods.length * 2654435761 + k * 40503));
+  for (let k = 1; k <= shuffleCount(pods.length, nodes); k++) out.push(seededShuffle(pods, pods.length * 2654435761 + k * 40503));
   return out;
 }
 
