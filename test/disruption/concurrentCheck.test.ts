@@ -173,6 +173,25 @@ describe('a pass whose decisions are cut decides the rest again (decideWithHeldB
     expect(pass.given[0]).toBeUndefined();
     for (let k = 1; k < pass.rounds.length; k++) expect(pass.given[k]).toBeDefined();
   });
+
+  it.each([
+    // Round 1 keeps w ($1/h) and cuts x; round 2, x held back, decides y alone and cuts it too.
+    ['a later round that keeps nothing: the round that kept w is the pass', 0, ['w']],
+    // The same, round 2 keeping y ($2/h): the later, larger plan is the pass.
+    ['a later round that saves more: its plan is the pass', 2, ['y']],
+    ['a later round that saves as much: the later one, as before', 1, ['y']],
+  ] as const)('%s', (_name, ySavings, expected) => {
+    const withSavings = (names: string[], savings: number[], cut: Record<string, string>): DecisionRound => {
+      const round = outcome(names, cut);
+      return { ...round, decisions: round.decisions.map((d, i) => ({ ...d, savingsPerHour: savings[i] }) as Decision) };
+    };
+    const decide = (held: ReadonlyMap<string, string>): DecisionRound => {
+      if (held.size === 0) return withSavings(['w'], [1], { x: 'x strands a pod' });
+      if (ySavings === 0) return withSavings([], [], { y: 'y strands a pod' });
+      return withSavings(['y'], [ySavings], {});
+    };
+    expect(decideWithHeldBack(decide).decisions.map((d) => d.nodes[0])).toEqual(expected);
+  });
 });
 
 describe('a cut decision does not leave the rest of the budget unused', () => {

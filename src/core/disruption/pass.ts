@@ -155,6 +155,11 @@ export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, p
   let held = new Map<string, string>();
   let round = decide(held);
   const work = { ...round.work };
+  // Every round's plan is one its check kept as a whole. A later round is not always the better one:
+  // holding more nodes back, it may find less, even nothing (its one move cut in turn); the round that
+  // saves the most is the pass's, the later one when they save alike.
+  let best = round;
+  const savings = (r: DecisionRound): number => r.decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
   for (let again = 0; again < MAX_DECIDE_AGAIN && round.cut.size > 0; again++) {
     held = new Map([...held, ...round.cut]);
     const capped = new Map(round.decisions.filter((d) => d.cappedAt).map((d) => [nodeSetKey(d), d.cappedAt!]));
@@ -168,8 +173,9 @@ export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, p
       });
       round = { ...round, decisions };
     }
+    if (savings(round) >= savings(best) - 1e-9) best = round;
   }
-  const { cut: _cut, ...outcome } = round;
+  const { cut: _cut, ...outcome } = best;
   return { ...outcome, work };
 }
 
