@@ -121,7 +121,7 @@ function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: reado
     });
     if (!result.allScheduled) note(order.name, result.unschedulable[0]!, position);
   };
-  const { orders, deletePods } = carryingOutOrders(laidOut, moves);
+  const { orders, deletePods, heldBack } = carryingOutOrders(laidOut, moves);
   // Most orders start alike: the deletes' pods in the queue's order, before any new node is Ready. Those
   // pods are bound once, and those orders go on from the world they leave (the laid-out cluster with them
   // bound, simulated afresh), as does each command carried out first and alone. The orders that bind the
@@ -146,7 +146,7 @@ function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: reado
   orders.forEach((order, position) => {
     if (order.afterDeletesInQueueOrder) bind(world, order, position, deletePods.length);
   });
-  const alone = firstAloneStranding(laidOut, world);
+  const alone = firstAloneStranding(laidOut, world, heldBack);
   if (alone && (!worst || alone.index < worst.index)) return alone;
   return finding(worst);
 }
@@ -162,7 +162,7 @@ const finding = (worst: { index: number; reason: string } | undefined): { index:
  * new node is there to take what overflows; a command that runs first has none. Undefined with fewer
  * than two replacements' commands (the plan's orders already run that one first).
  */
-export function firstAloneStranding(laidOut: LaidOut, world: Simulator): { index: number; reason: string } | undefined {
+export function firstAloneStranding(laidOut: LaidOut, world: Simulator, heldBack?: ReadonlyMap<readonly Pod[], Pod[][]>): { index: number; reason: string } | undefined {
   const replaces = laidOut.added.map((a, i) => (a.nodes.length > 0 ? i : -1)).filter((i) => i >= 0);
   if (replaces.length < 2) return undefined;
   const newNodes = laidOut.added.flatMap((a) => a.nodes.map((n) => n.name));
@@ -172,7 +172,7 @@ export function firstAloneStranding(laidOut: LaidOut, world: Simulator): { index
     const pods = laidOut.evicted[index]!;
     const within: [string, Pod[]][] = [
       ['smallest first', smallestFirstPods(pods)],
-      ...heldBackOrders(pods).map((order, k): [string, Pod[]] => [`largest first, held-back order ${k + 1}`, order]),
+      ...(heldBack?.get(pods) ?? heldBackOrders(pods)).map((order, k): [string, Pod[]] => [`largest first, held-back order ${k + 1}`, order]),
       ["in the queue's order", queueOrder(pods)],
       ['shuffled', shuffledWithinCommand(pods)],
     ];
@@ -189,8 +189,11 @@ export function firstAloneStranding(laidOut: LaidOut, world: Simulator): { index
   return undefined;
 }
 
-/** The orders the plan may be carried out in (see the top of this file), and the deletes' pods in the queue's order. */
-function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { orders: Order[]; deletePods: Pod[] } {
+/**
+ * The orders the plan may be carried out in (see the top of this file), the deletes' pods in the queue's
+ * order, and each replacement's held-back orders (by its evicted pods), for firstAloneStranding.
+ */
+function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { orders: Order[]; deletePods: Pod[]; heldBack: ReadonlyMap<readonly Pod[], Pod[][]> } {
   const byDecision = moves.map((_, i) => i);
   const deletes = byDecision.filter((i) => laidOut.added[i]!.nodes.length === 0);
   const replaces = byDecision.filter((i) => laidOut.added[i]!.nodes.length > 0);
@@ -216,8 +219,8 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
   // A largest pod of each replacement's command held back to the end, then the pod asking the most
   // memory and each other shape no pod outgrows (schedulerCheck.ts heldBackOrders, worked out once per
   // command).
+  const heldBack = new Map(replaces.map((i) => [laidOut.evicted[i]!, heldBackOrders(laidOut.evicted[i]!)] as const));
   if (replaces.length > 0) {
-    const heldBack = new Map(replaces.map((i) => [laidOut.evicted[i]!, heldBackOrders(laidOut.evicted[i]!)] as const));
     const heldBackWithin = (which: number) => (pods: readonly Pod[]): Pod[] => {
       const held = heldBack.get(pods) ?? heldBackOrders(pods);
       return held[which] ?? held[0] ?? [...pods];
@@ -237,7 +240,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
       { name: 'deletes only, pods in a shuffled order', pods: shuffled! },
       ...deleteSeeds(deletePods.length, laidOut.cluster.nodes.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
     );
-    return { orders, deletePods };
+    return { orders, deletePods, heldBack };
   }
   orders.push(
     ownReady('deletes first, then each new node Ready as its own command drains, commands in reverse order', [...replaces].reverse()),
@@ -266,6 +269,6 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
     allReady('smallest pods first', smallest!),
     allReady('pods in a shuffled order', shuffledPods!),
   );
-  return { orders, deletePods };
+  return { orders, deletePods, heldBack };
 }
 
