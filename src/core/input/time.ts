@@ -29,9 +29,16 @@ function daysInMonth(year: number, month: number): number {
  * day), which would plan for a time nobody asked for.
  */
 function calendarProblem(match: RegExpExecArray): string | undefined {
-  // Absent parts (seconds, a `Z` offset) read as 0.
-  const part = (i: number): number => Number(match[i] ?? 0);
-  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = [1, 2, 3, 4, 5, 6, 8, 9].map(part) as [number, number, number, number, number, number, number, number];
+  // Absent parts (seconds, a `Z` offset) read as 0. (Read one by one: this runs for every timestamp of
+  // every pod read.)
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  const hour = Number(match[4]);
+  const minute = Number(match[5]);
+  const second = Number(match[6] ?? 0);
+  const offsetHours = Number(match[8] ?? 0);
+  const offsetMinutes = Number(match[9] ?? 0);
   if (month < 1 || month > 12) return `is not a real calendar date: there is no month ${month}`;
   const days = daysInMonth(year, month);
   if (day < 1 || day > days) return `is not a real calendar date: ${MONTH_NAMES[month - 1]} ${year} has ${days} days`;

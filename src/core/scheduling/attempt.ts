@@ -77,12 +77,7 @@ export function buildAttempt(p: PreparedPod, ctx: AttemptContext): TopologyAttem
   if (p.affinity.length === 0 && p.antiAffinity.length === 0 && p.spread.length === 0 && p.repelledBy.length === 0 && placedRepel.length === 0) {
     return undefined;
   }
-  const termView = (info: TermInfo, mode: 'count' | 'block'): TermView => ({
-    info,
-    base: info.matchSet.domainCounts(info.key).byDomain,
-    delta: counts.delta(info.matchSet, info.key, mode),
-  });
-  const affinity = p.affinity.map((info) => termView(info, 'count'));
+  const affinity = p.affinity.map((info) => termView(info, counts, 'count'));
   let firstPodAllowed = false;
   if (affinity.length > 0 && p.selfAffine) {
     firstPodAllowed = affinity.every((t) => {
@@ -94,12 +89,16 @@ export function buildAttempt(p: PreparedPod, ctx: AttemptContext): TopologyAttem
   }
   return {
     affinity,
-    antiAffinity: p.antiAffinity.map((info) => termView(info, 'block')),
+    antiAffinity: p.antiAffinity.map((info) => termView(info, counts, 'block')),
     spread: p.spread.map((info) => spreadView(info, ctx)),
     repel: p.repelledBy.map((group) => ({ group, delta: counts.groupDelta(group) })),
     placedRepel,
     firstPodAllowed,
   };
+}
+
+function termView(info: TermInfo, counts: CallCounts, mode: 'count' | 'block'): TermView {
+  return { info, base: info.matchSet.domainCounts(info.key).byDomain, delta: counts.delta(info.matchSet, info.key, mode) };
 }
 
 /** Domains of existing nodes (fixed for the simulation) plus the few that new nodes may add. */
@@ -145,16 +144,11 @@ function spreadView(info: SpreadInfo, ctx: AttemptContext): SpreadView {
   const delta = ctx.counts.delta(info.matchSet, info.key, 'count', base.eligible);
   const existing = ctx.counts.spreadDomains(base, info.key);
   const extra = new Set<string>();
-  const add = (domain: string): void => {
-    if (!existing.domains.has(domain)) extra.add(domain);
-  };
-  for (const pool of ctx.domainPools) for (const domain of info.poolDomains(pool)) add(domain);
+  for (const pool of ctx.domainPools) for (const domain of info.poolDomains(pool)) if (!existing.domains.has(domain)) extra.add(domain);
   for (const node of ctx.newNodes) {
-    if (info.key === LabelKeys.hostname) add(node.hostname);
-    else {
-      const values = node.domainValues(info.key);
-      if (values && values.length === 1) add(values[0]!);
-    }
+    const values = info.key === LabelKeys.hostname ? undefined : node.domainValues(info.key);
+    const domain = info.key === LabelKeys.hostname ? node.hostname : values && values.length === 1 ? values[0]! : undefined;
+    if (domain !== undefined && !existing.domains.has(domain)) extra.add(domain);
   }
   // The minimum over every domain: existing domains the simulation has not changed are sorted by base
   // count, so the first unchanged one is their minimum; the changed ones and the extra ones are few.

@@ -259,8 +259,8 @@ export class CallCounts {
         }
         for (const [domain, nodes] of base.domainNodes) if (nodes - (lostNodes.get(domain) ?? 0) > 0) domains.add(domain);
       }
-      const count = (d: string): number => base.domainMatches.get(d) ?? 0;
-      const byCount = [...domains].sort((a, b) => count(a) - count(b));
+      const matches = base.domainMatches;
+      const byCount = [...domains].sort((a, b) => (matches.get(a) ?? 0) - (matches.get(b) ?? 0));
       cached = { domains, byCount };
       this.spreadDomainsCache.set(base, cached);
     }
@@ -297,12 +297,11 @@ export class CallCounts {
       const list = this.placedByPair.get(pairKey(k, v)) ?? [];
       if (!candidates || list.length < candidates.length) candidates = list;
     }
-    const visit = (seq: number): void => {
-      const p = placed[seq]!;
+    const count = candidates ? candidates.length : placed.length;
+    for (let k = 0; k < count; k++) {
+      const p = placed[candidates ? candidates[k]! : k]!;
       if (matchSet.matches(p.pod.namespace, p.pod.labels)) this.add(tracker, p);
-    };
-    if (candidates) for (const seq of candidates) visit(seq);
-    else for (let seq = 0; seq < placed.length; seq++) visit(seq);
+    }
     return tracker;
   }
 
@@ -313,16 +312,17 @@ export class CallCounts {
     key: string,
     eligible: Uint8Array | undefined,
   ): void {
-    const take = (nodeIndex: number, count: number): void => {
-      if (count === 0 || (eligible && !eligible[nodeIndex])) return;
-      const domain = this.view.nodeLabel(nodeIndex, key);
-      if (domain !== undefined) bump(byDomain, domain, -count);
-    };
     if (nodeCounts.size <= this.view.excludedAlive.length) {
-      for (const [nodeIndex, count] of nodeCounts) if (this.excludedAlive[nodeIndex]) take(nodeIndex, count);
+      for (const [nodeIndex, count] of nodeCounts) if (this.excludedAlive[nodeIndex]) this.take(byDomain, nodeIndex, count, key, eligible);
     } else {
-      for (const nodeIndex of this.view.excludedAlive) take(nodeIndex, nodeCounts.get(nodeIndex) ?? 0);
+      for (const nodeIndex of this.view.excludedAlive) this.take(byDomain, nodeIndex, nodeCounts.get(nodeIndex) ?? 0, key, eligible);
     }
+  }
+
+  private take(byDomain: Map<string, number>, nodeIndex: number, count: number, key: string, eligible: Uint8Array | undefined): void {
+    if (count === 0 || (eligible && !eligible[nodeIndex])) return;
+    const domain = this.view.nodeLabel(nodeIndex, key);
+    if (domain !== undefined) bump(byDomain, domain, -count);
   }
 
   private add(tracker: Tracker, placed: PlacedPod): void {

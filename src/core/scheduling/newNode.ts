@@ -34,8 +34,24 @@ export interface NodeOption {
 
 /** A candidate state of the node with one more pod, not yet committed. */
 export interface Draft {
-  readonly requirements: Map<string, KeyRequirement>;
+  /** The node's own map until a key changes (setKey copies it then): most pods narrow nothing. */
+  requirements: Map<string, KeyRequirement>;
   options: readonly NodeOption[];
+  copied: boolean;
+}
+
+/** Sets one key of the draft's requirements, copying the node's map on the first change. */
+function setKey(draft: Draft, key: string, requirement: KeyRequirement): void {
+  if (!draft.copied) {
+    draft.requirements = new Map(draft.requirements);
+    draft.copied = true;
+  }
+  draft.requirements.set(key, requirement);
+}
+
+/** The failure of the alternative that got furthest, which explains the whole evaluation. */
+function furthest(best: Evaluation | undefined, candidate: Evaluation): Evaluation | undefined {
+  return !candidate.ok && (best === undefined || (!best.ok && candidate.stage > best.stage)) ? candidate : best;
 }
 
 export type Evaluation =
@@ -112,12 +128,9 @@ export class NewNode implements NewNodeDomains {
 
     // The failure of the alternative that got furthest explains the whole evaluation.
     let best: Evaluation | undefined;
-    const keep = (candidate: Evaluation): void => {
-      if (!candidate.ok && (best === undefined || (!best.ok && candidate.stage > best.stage))) best = candidate;
-    };
     const fitting = this.options.filter((o) => this.fits(o, p));
     for (const alternative of p.alternativeSets) {
-      const draft: Draft = { requirements: new Map(this.requirements), options: this.options };
+      const draft: Draft = { requirements: this.requirements, options: this.options, copied: false };
       const changed: string[] = [];
       let compatible = true;
       for (const [key, requirement] of alternative) {
@@ -126,34 +139,34 @@ export class NewNode implements NewNodeDomains {
           compatible = false;
           break;
         }
-        draft.requirements.set(key, next);
+        if (next !== draft.requirements.get(key)) setKey(draft, key, next);
         changed.push(key);
       }
       if (!compatible) continue;
       if (p.volumeZones) {
         const next = intersectKey(this.catalog.openKey(draft.requirements, LabelKeys.zone), valuesIn(p.volumeZones));
         if (!isSatisfiable(next)) {
-          keep(fail(Stage.VolumeZone, `NodePool ${pool} cannot launch in its volume zone(s) ${[...p.volumeZones].join(', ')}`));
+          best = furthest(best, fail(Stage.VolumeZone, `NodePool ${pool} cannot launch in its volume zone(s) ${[...p.volumeZones].join(', ')}`));
           continue;
         }
-        draft.requirements.set(LabelKeys.zone, next);
+        setKey(draft, LabelKeys.zone, next);
         changed.push(LabelKeys.zone);
       }
       if (fitting.length === 0) {
         // Worded only if asked for: a full planned node is evaluated, and refuses, for every pod after it fills.
-        keep(failLater(Stage.Resources, () => `no instance type of NodePool ${pool} has room for ${formatRequests(p.pod.requests)} plus daemonset overhead`));
+        best = furthest(best, failLater(Stage.Resources, () => `no instance type of NodePool ${pool} has room for ${formatRequests(p.pod.requests)} plus daemonset overhead`));
         continue;
       }
       draft.options = this.refilter(draft.requirements, fitting, changed);
       if (draft.options.length === 0) {
         const stage = p.volumeZones && changed.length === 1 ? Stage.VolumeZone : Stage.NodeAffinity;
-        keep(fail(stage, `no instance type of NodePool ${pool} with room for it matches its node selector / affinity${p.volumeZones ? ' / volume zones' : ''}`));
+        best = furthest(best, fail(stage, `no instance type of NodePool ${pool} with room for it matches its node selector / affinity${p.volumeZones ? ' / volume zones' : ''}`));
         continue;
       }
       if (attempt) {
         const failure = this.narrowForTopology(attempt, view, draft);
         if (failure) {
-          keep(failure);
+          best = furthest(best, failure);
           continue;
         }
       }
@@ -180,8 +193,6 @@ export class NewNode implements NewNodeDomains {
     if (!offeringKeysChanged && labelKeys.length === 0) return options;
     const zones = requirements.get(LabelKeys.zone);
     const capacityTypes = requirements.get(LabelKeys.capacityType);
-    const allowed = (o: Offering): boolean =>
-      (!zones || allowsValue(zones, o.zone)) && (!capacityTypes || allowsValue(capacityTypes, o.capacityType));
     const out: NodeOption[] = [];
     for (const option of options) {
       let compatible = true;
@@ -193,11 +204,11 @@ export class NewNode implements NewNodeDomains {
       }
       if (!compatible) continue;
       // Most narrowing keeps every offering: only copy when one drops out.
-      if (!offeringKeysChanged || option.offerings.every(allowed)) {
+      if (!offeringKeysChanged || option.offerings.every((o) => offeringAllowed(o, zones, capacityTypes))) {
         out.push(option);
         continue;
       }
-      const offerings = option.offerings.filter(allowed);
+      const offerings = option.offerings.filter((o) => offeringAllowed(o, zones, capacityTypes));
       if (offerings.length > 0) out.push({ poolType: option.poolType, offerings });
     }
     return out;
@@ -208,7 +219,7 @@ export class NewNode implements NewNodeDomains {
     const current = this.catalog.openKey(draft.requirements, key);
     const next = intersectKey(current, requirement);
     if (!isSatisfiable(next)) return false;
-    draft.requirements.set(key, next);
+    setKey(draft, key, next);
     // Zone and capacity type come from offerings, which always carry them: requiring their presence changes nothing.
     if (requirement === PRESENT && (key === LabelKeys.zone || key === LabelKeys.capacityType || key === LabelKeys.hostname)) return true;
     draft.options = this.refilter(draft.requirements, draft.options, [key]);
@@ -317,6 +328,10 @@ export class NewNode implements NewNodeDomains {
     );
     return { options, requirements: toRequirements(requirements) };
   }
+}
+
+function offeringAllowed(o: Offering, zones: KeyRequirement | undefined, capacityTypes: KeyRequirement | undefined): boolean {
+  return (!zones || allowsValue(zones, o.zone)) && (!capacityTypes || allowsValue(capacityTypes, o.capacityType));
 }
 
 const fail = (stage: Stage, reason: string): Evaluation => ({ ok: false, stage, reason });

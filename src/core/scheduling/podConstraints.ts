@@ -118,17 +118,20 @@ function shapeOf(pod: Pod): PodShape {
   return shape;
 }
 
+function termsOf(list: Pod['podAffinity'], pod: Pod, ctx: PrepareContext): TermInfo[] {
+  if (list.length === 0) return [];
+  return list.map((term) => ({
+    term,
+    key: term.topologyKey,
+    matchSet: ctx.index.matchSet(term.labelSelector, ctx.namespaces.ofTerm(term, pod.namespace)),
+  }));
+}
+
 export function preparePod(pod: Pod, ctx: PrepareContext): PreparedPod {
   const shape = shapeOf(pod);
   const { other, alternatives, sets, staticSignature } = shape;
-  const terms = (list: Pod['podAffinity']): TermInfo[] =>
-    list.map((term) => ({
-      term,
-      key: term.topologyKey,
-      matchSet: ctx.index.matchSet(term.labelSelector, ctx.namespaces.ofTerm(term, pod.namespace)),
-    }));
-  const affinity = terms(pod.podAffinity);
-  const antiAffinity = terms(pod.podAntiAffinity);
+  const affinity = termsOf(pod.podAffinity, pod, ctx);
+  const antiAffinity = termsOf(pod.podAntiAffinity, pod, ctx);
   const spread = spreadShapesOf(pod, shape, ctx).map((spreadShape) => prepareSpread(pod, spreadShape, alternatives, sets, ctx));
   return {
     pod,
@@ -209,9 +212,6 @@ function prepareSpread(
   const { constraint, selector, honorAffinity, honorTaints, signature } = shape;
   const matchSet = ctx.index.matchSet(selector, ctx.namespaces.listed([pod.namespace]));
   const key = constraint.topologyKey;
-  const isEligible = (node: ExistingNode): boolean =>
-    (!honorAffinity || labelsMatchAlternatives(node.labels, alternatives)) &&
-    (!honorTaints || firstUntoleratedTaint(pod.tolerations, node.spreadTaints) === undefined);
   const poolDomainCache = new Map<string, readonly string[]>();
   return {
     constraint,
@@ -227,7 +227,13 @@ function prepareSpread(
       if (!base) {
         let part = ctx.spreadNodes.get(shape.nodeSignature);
         if (!part) {
-          part = spreadNodes(ctx.nodes, key, isEligible);
+          part = spreadNodes(
+            ctx.nodes,
+            key,
+            (node: ExistingNode) =>
+              (!honorAffinity || labelsMatchAlternatives(node.labels, alternatives)) &&
+              (!honorTaints || firstUntoleratedTaint(pod.tolerations, node.spreadTaints) === undefined),
+          );
           ctx.spreadNodes.set(shape.nodeSignature, part);
         }
         base = spreadBaseOn(part, matchSet);

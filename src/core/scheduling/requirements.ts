@@ -129,10 +129,24 @@ const maxDefined = (a: number | undefined, b: number | undefined): number | unde
 const minDefined = (a: number | undefined, b: number | undefined): number | undefined =>
   a === undefined ? b : b === undefined ? a : Math.min(a, b);
 
+/**
+ * Whether `a` and `b` together allow exactly what `a` allows, in the plain case (both list their values,
+ * no bounds): a node already narrowed by a requirement meets it again with every pod of the same kind,
+ * and keeping `a` itself then spares a copy of its values (and lets callers see that nothing changed).
+ */
+function narrowsNothing(a: KeyRequirement, b: KeyRequirement): boolean {
+  if (a.complement || b.complement || a.greaterThan !== undefined || a.lessThan !== undefined || b.greaterThan !== undefined || b.lessThan !== undefined) return false;
+  if (a.allowsAbsent && !b.allowsAbsent) return false;
+  if (a.values.size > b.values.size) return false;
+  for (const value of a.values) if (!b.values.has(value)) return false;
+  return true;
+}
+
 /** Values that satisfy both requirements (and absence only when both allow it). */
 export function intersectKey(a: KeyRequirement, b: KeyRequirement): KeyRequirement {
   if (a === ANY) return b;
   if (b === ANY) return a;
+  if (a === b || narrowsNothing(a, b)) return a;
   const greaterThan = maxDefined(a.greaterThan, b.greaterThan);
   const lessThan = minDefined(a.lessThan, b.lessThan);
   const allowsAbsent = a.allowsAbsent && b.allowsAbsent;
