@@ -256,7 +256,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       for (const name of outcome.examined) {
         const record = nodes[name];
         const pool = pools.get(outcome.verdicts.find((v) => v.node.name === name)?.poolName ?? '');
-        if (record) nodes[name] = recordEvaluation(record, { actedOn: outcome.disruptedBy.has(name) }, pool?.consolidationGracePeriodMs ?? null, nowMs);
+        if (record) nodes[name] = recordEvaluation(record, { actedOn: outcome.disruptedBy.has(name), moveFound: outcome.worthMoving.has(name) }, pool?.consolidationGracePeriodMs ?? null, nowMs);
       }
     }
     const next: PassState = {

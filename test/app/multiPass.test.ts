@@ -103,6 +103,28 @@ describe('consolidationGracePeriod', () => {
     expect(disrupted(plan)).toContain('c'); // now empty
   });
 
+  it('a node for which a move worth making was found, but not taken this pass, is not protected', async () => {
+    // A budget of 2 nodes: {a, b} and {c, d} can each be deleted (every pod fits on the other two), and
+    // the pass takes {c, d} (two m5.xlarge save more). a and b had a cheaper configuration: the design
+    // protects only nodes evaluated with nothing worth doing, so the next pass may still take them.
+    const p = passes([nodePool({ consolidationGracePeriodMs: minutes(60), budgets: [{ nodes: { count: 2 } }] })]);
+    const xlarge = { instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14 * 2 ** 30, pods: 58 } };
+    const small = (name: string) => pod({ name, requests: { cpu: 100, memory: 2 ** 27 } });
+    const four = cluster({
+      nodes: [node({ name: 'a' }), node({ name: 'b' }), node({ name: 'c', ...xlarge }), node({ name: 'd', ...xlarge })],
+      pods: [...on('a', small('a1')), ...on('b', small('b1')), ...on('c', small('c1')), ...on('d', small('d1'))],
+    });
+    const first = await p.at(0, four);
+    expect(disrupted(first).sort()).toEqual(['c', 'd']);
+    const second = await p.at(minutes(10), four);
+    expect(reasons(second, 'a')).not.toMatch(/consolidationGracePeriod/);
+    expect(disrupted(second).sort()).toEqual(['c', 'd']);
+    // Weighed at each pass, never protected.
+    const state = await p.store.load(T0 + minutes(10));
+    expect(state.nodes['a']!.graceProtectedUntil).toBeUndefined();
+    expect(state.nodes['a']!.lastEvaluatedAt).toBe(T0 + minutes(10));
+  });
+
   it('Never and unset mean no protection', async () => {
     const p = passes([{ ...pools[0]!, consolidationGracePeriodMs: null }]);
     await p.at(0, stuck());

@@ -131,6 +131,7 @@ describe('a pass whose decisions are cut decides the rest again (decideWithHeldB
     disruptedBy: new Map(),
     evaluated: new Set(),
     examined: new Set(),
+    worthMoving: new Set(),
     rejectedMoves: [],
     moves: [],
     work,

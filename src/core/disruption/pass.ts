@@ -109,6 +109,11 @@ export interface PassOutcome {
    * these start a grace period).
    */
   readonly examined: ReadonlySet<string>;
+  /**
+   * Examined candidates for which a method found a move worth making, taken or not: a cheaper
+   * configuration exists, so the consolidationGracePeriod design does not protect them.
+   */
+  readonly worthMoving: ReadonlySet<string>;
   /** Moves a `Balanced` pool's score refused, once per method and node set (the latest scoring). */
   readonly rejectedMoves: readonly RejectedMove[];
   /** The moves behind the decisions, one per decision, in order (what carrying the plan out needs). */
@@ -253,6 +258,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
     simulate: (request) => lazySimulator.simulate({ ...request, preferences, ...(closed.size > 0 ? { closedToMovedPods: closed } : {}) }),
   };
   const examined = new Set<string>();
+  const worthMoving = new Set<string>();
   // Balanced pools are scored against their totals as the pass found them (one snapshot per pass, as
   // Karpenter takes one per cycle).
   const balancedTotals = balancedPoolTotals(input.cluster, pools, prices);
@@ -369,6 +375,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
         candidates: open,
         note,
         examine: (names) => names.forEach((name) => examined.add(name)),
+        found: (names) => names.forEach((name) => worthMoving.add(name)),
         replacementBound,
         maxNodesPerCommand,
         schedulerCheck: (proposal) => {
@@ -394,7 +401,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
 
   checkTogether();
 
-  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, rejectedMoves: [...rejected.values()], moves, work, cut };
+  return { decisions, verdicts, notes, disruptedBy, evaluated, examined, worthMoving, rejectedMoves: [...rejected.values()], moves, work, cut };
 }
 
 const isPowerOfTwo = (n: number): boolean => n > 0 && (n & (n - 1)) === 0;

@@ -187,15 +187,18 @@ export function graceProtection(
 }
 
 /**
- * Records that the pass evaluated this (consolidatable) node. Not acted on: protected until
- * `now + gracePeriod` (this product counts from the evaluation; Karpenter's consolidationGracePeriod
- * design counts from when the node first became consolidatable, the same moment for a pass that
- * evaluates a node as soon as it qualifies). Acted on: no protection (the node is on its way out; if the
- * action is not carried out, as with the CLI's plans, the next pass may choose it again).
+ * Records that the pass evaluated this (consolidatable) node. Evaluated with nothing worth doing:
+ * protected until `now + gracePeriod` (this product counts from the evaluation; Karpenter's
+ * consolidationGracePeriod design counts from when the node first became consolidatable, the same
+ * moment for a pass that evaluates a node as soon as it qualifies). Acted on: no protection (the node is
+ * on its way out; if the action is not carried out, as with the CLI's plans, the next pass may choose it
+ * again). A move worth making found but not taken this pass (a better one was, or a budget or
+ * kube-scheduler's placement stopped it): no protection either, since the design protects only nodes
+ * for which consolidation finds no cheaper configuration.
  */
 export function recordEvaluation(
   node: NodeState,
-  outcome: { readonly actedOn: boolean },
+  outcome: { readonly actedOn: boolean; readonly moveFound?: boolean },
   gracePeriodMs: number | null,
   nowMs: number,
 ): NodeState {
@@ -203,7 +206,7 @@ export function recordEvaluation(
     ...node,
     lastEvaluatedAt: nowMs,
     consolidatableSince: node.consolidatableSince ?? nowMs,
-    graceProtectedUntil: !outcome.actedOn && gracePeriodMs !== null ? nowMs + gracePeriodMs : undefined,
+    graceProtectedUntil: !outcome.actedOn && outcome.moveFound !== true && gracePeriodMs !== null ? nowMs + gracePeriodMs : undefined,
   });
 }
 

@@ -41,7 +41,17 @@ export function evaluateRemoval(
   method: Proposal['method'],
   options: RemovalOptions = {},
 ): RemovalVerdict {
-  view.examine(candidates.map((c) => c.node.name));
+  const names = candidates.map((c) => c.node.name);
+  view.examine(names);
+  const verdict = weighRemoval(view, candidates, method, options);
+  // A move worth making was found for these nodes, whether or not the pass takes it (a better move, a
+  // budget, kube-scheduler's placement): they are not "evaluated with nothing worth doing", which is
+  // what starts a consolidationGracePeriod.
+  if (verdict.ok) view.found?.(names);
+  return verdict;
+}
+
+function weighRemoval(view: PassView, candidates: readonly Candidate[], method: Proposal['method'], options: RemovalOptions): RemovalVerdict {
   const pods = candidates.flatMap((c) => c.pods);
   const pricesKnown = candidates.every((c) => c.pricePerHour !== undefined);
   const currentPricePerHour = candidates.reduce((sum, c) => sum + (c.pricePerHour ?? 0), 0);

@@ -46,6 +46,11 @@ export interface PassView {
   note(nodeName: string, reason: string, key?: string): void;
   /** Records that these candidates were weighed on their merits (not merely skipped for budget). */
   examine(nodeNames: readonly string[]): void;
+  /**
+   * Records that a move of these candidates was found worth making (it passes every check of the
+   * method: it fits, it saves, the threshold and the Balanced score allow it), taken or not.
+   */
+  found?(nodeNames: readonly string[]): void;
   /** How large a replacement may be (null: unbounded). */
   readonly replacementBound: ReplacementBound | null;
   /** The most nodes one proposal may disrupt (MAX_NODES_PER_COMMAND). */
