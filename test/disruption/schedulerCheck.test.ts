@@ -282,6 +282,21 @@ describe('further shuffled orders for moves of few pods', () => {
     expect(moreShuffles(pods).map((order) => order.map((p) => p.name).join(','))).toEqual(orders);
     for (const order of moreShuffles(pods)) expect(new Set(order).size).toBe(30);
   });
+
+  it('every other one binds a held-back pod last, each held-back pod in turn', () => {
+    // Three shapes no other pod outgrows in both cpu and memory: the largest in cpu, the heaviest in
+    // memory and one between; the 27 small pods are outgrown by all of them.
+    const big = pod({ name: 'big', requests: { cpu: 3000, memory: 2 * 2 ** 30 } });
+    const heavy = pod({ name: 'heavy', requests: { cpu: 200, memory: 6 * 2 ** 30 } });
+    const mid = pod({ name: 'mid', requests: { cpu: 1500, memory: 4 * 2 ** 30 } });
+    const small = Array.from({ length: 27 }, (_, i) => pod({ name: `s${i}`, requests: { cpu: 100, memory: 2 ** 28 } }));
+    const pods = [...small.slice(0, 9), big, ...small.slice(9, 18), heavy, mid, ...small.slice(18)];
+    const lastOf = moreShuffles(pods).map((order) => order[order.length - 1]!.name);
+    expect(lastOf).toHaveLength(24);
+    expect(lastOf.filter((_, k) => k % 2 === 1)).toEqual(Array.from({ length: 12 }, (_, k) => ['big', 'heavy', 'mid'][k % 3]));
+    // The others stay plain shuffles: a held-back pod last there only by chance.
+    expect(lastOf.filter((_, k) => k % 2 === 0).filter((name) => ['big', 'heavy', 'mid'].includes(name)).length).toBeLessThan(6);
+  });
 });
 
 describe('the pod asking the most memory held back to the end', () => {
