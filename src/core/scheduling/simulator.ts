@@ -141,8 +141,11 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
   // with them (preferences.ts). Only where Karpenter's simulation is modelled: kube-scheduler's
   // placement (least-allocated) only scores preferences.
   const respect = request.preferences === 'Respect' && request.placement !== 'least-allocated';
-  /** Places one step of a pod's preference ladder, if it fits anywhere; nothing is explained. */
-  const placeStep = (step: PreparedPod, original: Pod): boolean => {
+  /**
+   * Places one step of a pod's preference ladder, if it fits anywhere; nothing is explained. (Made only
+   * when preferences are respected: a bundle built with keepNames names each closure as it is made.)
+   */
+  const placeStep = !respect ? undefined : (step: PreparedPod, original: Pod): boolean => {
     const attempt = buildAttempt(step, { view: state, counts: state.counts, newNodes: state.newNodes, domainPools });
     const existing = bestExistingNode(shared, state, step, attempt);
     if (existing !== undefined) {
@@ -173,7 +176,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     const p = shared.prepare(pod);
     position += 1;
     state.closedForPod = closed && movedOffStayingNode(shared, p.pod) ? closed : undefined;
-    if (respect && preferenceLadder(p.pod).some((step) => placeStep(shared.prepare(step), p.pod))) continue;
+    if (placeStep && preferenceLadder(p.pod).some((step) => placeStep(shared.prepare(step), p.pod))) continue;
     const attempt = buildAttempt(p, attemptContext);
 
     const existing =
