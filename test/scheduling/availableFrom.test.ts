@@ -21,4 +21,14 @@ describe('least-allocated placement with nodes that join part-way', () => {
     expect(result.placements.map((p) => `${p.pod.name}->${p.nodeName}`)).toEqual(expected);
     expect(result.allScheduled).toBe(expected.length === 3);
   });
+
+  it.each([
+    ['the node with room is not Ready yet', new Map([['fresh', 3]]), /node fresh has room for it but is not Ready yet when it is bound/],
+    // Every node there, none with room: the sentence of the closest miss, not "no node can receive pods".
+    ['every node is Ready but full', undefined, /no node has room for 3000m cpu/],
+  ] as const)('a pod that finds no node is explained by the placement that refused it: %s', (_name, availableFrom, reason) => {
+    const big = [pod({ name: 'a', requests: { cpu: 1500, memory: Gi } }), pod({ name: 'b', requests: { cpu: 3000, memory: Gi } })];
+    const result = simulator.simulate({ excludedNodes: new Set(), pods: big, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', ...(availableFrom ? { availableFrom } : {}) });
+    expect(result.unschedulable.map((u) => u.reason)).toEqual([expect.stringMatching(reason)]);
+  });
 });

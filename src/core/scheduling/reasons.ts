@@ -18,6 +18,9 @@ export const Stage = {
   // Last: a node that passes every other check but may not take the pod (it would otherwise be the one
   // that came closest, and its sentence says why it was refused).
   ConsolidateAfter: 11,
+  // A node that passes every check but is not Ready yet when the pod is bound (a replacement still
+  // launching, SimulationRequest.availableFrom): only kube-scheduler's placement model has such nodes.
+  NotReadyYet: 12,
 } as const;
 export type Stage = (typeof Stage)[keyof typeof Stage];
 

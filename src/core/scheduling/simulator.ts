@@ -179,10 +179,8 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     if (placeStep && preferenceLadder(p.pod).some((step) => placeStep(shared.prepare(step), p.pod))) continue;
     const attempt = buildAttempt(p, attemptContext);
 
-    const existing =
-      request.placement === 'least-allocated'
-        ? leastAllocatedExistingNode(shared, state, p, attempt, joining, position).nodeIndex
-        : bestExistingNode(shared, state, p, attempt);
+    const leastAllocated = request.placement === 'least-allocated';
+    const existing = leastAllocated ? leastAllocatedExistingNode(shared, state, p, attempt, joining, position) : bestExistingNode(shared, state, p, attempt);
     if (existing !== undefined) {
       const node = shared.nodes[existing]!;
       state.placeOnExisting(p, node.index, node.labels);
@@ -223,7 +221,8 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
       }
     }
     // Existing nodes come first: a new node explains the failure only when it got strictly further.
-    const missed = searchExisting(shared, state, p, attempt);
+    // (kube-scheduler's placement is explained by its own search: nodes not Ready yet count as such.)
+    const missed = leastAllocated ? explainLeastAllocated(shared, state, p, attempt, joining, position) : searchExisting(shared, state, p, attempt);
     const closest =
       closestNew && closestNew.stage > missed.stage
         ? closestNew
@@ -364,16 +363,14 @@ function leastAllocatedExistingNode(
   attempt: TopologyAttempt | undefined,
   joining?: Int32Array,
   position = 0,
-): ExistingSearch {
+): number | undefined {
   const { nodes } = shared;
-  const found = state.leastAllocated().best(
+  return state.leastAllocated().best(
     p.cpu,
     p.memory,
     (i) => checkExisting(nodes[i]!, state.deltas.get(i), p, attempt, state.closedForPod) === Stage.Ok,
     joining ? (i) => joining[i]! > position : undefined,
   );
-  if (found !== undefined) return { nodeIndex: found, stage: Stage.Ok, closestNode: -1 };
-  return explainLeastAllocated(shared, state, p, attempt, joining, position);
 }
 
 /** Every receiving node examined for a pod that fits on none: how far the closest one got. */
@@ -390,8 +387,10 @@ function explainLeastAllocated(
   let closestNode = -1;
   for (const node of nodes) {
     const i = node.index;
-    if (state.excluded[i] || !node.receives || (joining !== undefined && joining[i]! > position)) continue;
-    const verdict = checkExisting(node, state.deltas.get(i), p, attempt, state.closedForPod);
+    if (state.excluded[i] || !node.receives) continue;
+    let verdict = checkExisting(node, state.deltas.get(i), p, attempt, state.closedForPod);
+    // A node that would take the pod but is not Ready yet came closest of all.
+    if (verdict === Stage.Ok && joining !== undefined && joining[i]! > position) verdict = Stage.NotReadyYet;
     if (verdict !== Stage.Ok && verdict > stage) {
       stage = verdict;
       closestNode = i;
@@ -480,6 +479,8 @@ function explainExisting(
     }
     case Stage.ConsolidateAfter:
       return `node ${node.name} has room but is inside its NodePool's consolidateAfter window, so it takes no pod moved by consolidation (Karpenter's rule)`;
+    case Stage.NotReadyYet:
+      return `node ${node.name} has room for it but is not Ready yet when it is bound`;
     default: {
       const out: string[] = [];
       if (attempt) checkTopologyOnExisting(attempt, node.labels, { ctx: explainContext, out });
