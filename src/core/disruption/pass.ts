@@ -271,6 +271,10 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
   let decisions: Decision[] = [];
   const moves: PlannedMove[] = [];
   let rebuiltChecks = 0;
+  const launchesRefused = (): string | undefined =>
+    kubeWorld && rebuiltChecks >= MAX_REBUILT_CHECKS_PER_PASS
+      ? `not checked against kube-scheduler's placement: this pass already checked ${MAX_REBUILT_CHECKS_PER_PASS} moves that launch nodes; looked at again next pass`
+      : undefined;
   const disruptedBy = new Map<string, number>();
 
   const allowed = new Set<MethodName>(input.methods ?? ['emptiness', 'multi-node', 'single-node', 'm-to-n']);
@@ -383,13 +387,13 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
           // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
           // whole cluster again): a pass pays for a bounded number of those; later such moves wait.
           if (proposal.replacements.length > 0) {
-            if (rebuiltChecks >= MAX_REBUILT_CHECKS_PER_PASS) {
-              return `not checked against kube-scheduler's placement: this pass already checked ${MAX_REBUILT_CHECKS_PER_PASS} moves that launch nodes; looked at again next pass`;
-            }
+            const refused = launchesRefused();
+            if (refused !== undefined) return refused;
             rebuiltChecks += 1;
           }
           return kubeWorld.check(proposal);
         },
+        launchesRefused,
         ...(balancedTotals.size > 0 ? { balancedTotals, rejectMove } : {}),
       };
       const proposal = method.next(view);

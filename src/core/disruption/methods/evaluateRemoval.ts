@@ -33,6 +33,12 @@ export interface RemovalOptions {
    * the move that holds in any binding order). Pending pods then keep the room they have.
    */
   readonly newNodesOnly?: boolean;
+  /**
+   * The nodes count as weighed (PassView.examine) only when a move is found: set when only part of
+   * what the method could find is looked for (deletes only, once moves that launch nodes would be
+   * refused unchecked), so a node left alone then is not taken for one with nothing worth doing.
+   */
+  readonly examineOnlyIfFound?: boolean;
 }
 
 export function evaluateRemoval(
@@ -42,8 +48,9 @@ export function evaluateRemoval(
   options: RemovalOptions = {},
 ): RemovalVerdict {
   const names = candidates.map((c) => c.node.name);
-  view.examine(names);
+  if (!options.examineOnlyIfFound) view.examine(names);
   const verdict = weighRemoval(view, candidates, method, options);
+  if (options.examineOnlyIfFound && verdict.ok) view.examine(names);
   // A move worth making was found for these nodes, whether or not the pass takes it (a better move, a
   // budget, kube-scheduler's placement): they are not "evaluated with nothing worth doing", which is
   // what starts a consolidationGracePeriod.

@@ -24,9 +24,13 @@ export function createSingleNode(): ConsolidationMethod {
           continue;
         }
         tried.add(candidate.node.name);
-        const verdict = evaluateRemoval(view, [candidate], 'single-node');
+        // Once the pass would refuse a move that launches nodes unchecked, only a delete can still be
+        // taken: look for that alone (one simulation that stops at the first pod with no room, instead
+        // of the replacement's and its cost-sized variants' simulations, all refused in the end).
+        const launchesRefused = view.launchesRefused?.();
+        const verdict = evaluateRemoval(view, [candidate], 'single-node', launchesRefused === undefined ? {} : { maxNewNodes: 0, examineOnlyIfFound: true });
         if (!verdict.ok) {
-          view.note(candidate.node.name, verdict.reason);
+          view.note(candidate.node.name, launchesRefused ?? verdict.reason);
           continue;
         }
         for (const proposal of movesToCheck(view, verdict.proposal)) {

@@ -60,6 +60,11 @@ export interface PassView {
    * kube-scheduler places them its own way? Undefined when it holds, else the reason it does not.
    */
   schedulerCheck(proposal: Proposal): string | undefined;
+  /**
+   * Why a move that launches nodes would be refused unchecked now (the pass has used up its checks of
+   * such moves), or undefined while they are still checked. Absent: always checked.
+   */
+  launchesRefused?(): string | undefined;
   /** Totals of the `Balanced` pools at the start of the pass; absent when no pool is Balanced. */
   readonly balancedTotals?: ReadonlyMap<string, PoolTotals>;
   /** Records a move a Balanced score refused (for the plan, metrics and events). */
