@@ -1,8 +1,10 @@
 // A pass checks a bounded number of moves that launch nodes against kube-scheduler's placement
 // (MAX_REBUILT_CHECKS_PER_PASS): once they are used up, single-node looks only for deletes, the one
-// kind of move it may still take, and leaves the rest unweighed for the next pass.
+// kind of move it may still take, the m-to-n repack (whose moves all launch nodes) does not run, and
+// the rest is left unweighed for the next pass.
 import { describe, expect, it } from 'vitest';
 import { MAX_REBUILT_CHECKS_PER_PASS, runConsolidationPass } from '../../src/core/disruption/pass.ts';
+import type { MethodName } from '../../src/core/disruption/policy.ts';
 import { goDurationOrNull } from '../../src/core/input/duration.ts';
 import { cluster, Gi, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
 
@@ -17,7 +19,7 @@ describe('once the checks of moves that launch nodes are used up', () => {
   const names = Array.from({ length: count }, (_, i) => `n${String(i).padStart(2, '0')}`);
   const tainted = names.map((name) => node({ name, ...xlarge, taints: [{ key: 'owner', value: name, effect: 'NoSchedule' }] }));
   const pods = names.flatMap((name) => on(name, pod({ name: `p-${name}`, requests: { cpu: 1500, memory: Gi }, tolerations: [{ key: 'owner', operator: 'Equal', value: name, effect: 'NoSchedule' }] })));
-  const outcome = runConsolidationPass({
+  const pass = (methods: MethodName[]) => runConsolidationPass({
     cluster: cluster({
       nodes: [...tainted, node({ name: 'w', allocatable: small }), node({ name: 'z', allocatable: small })],
       pods: [...pods, ...on('w', pod({ name: 'p-w', requests: { cpu: 100, memory: 128 * Mi } })), ...on('z', pod({ name: 'p-z', requests: { cpu: 100, memory: 128 * Mi } }))],
@@ -27,8 +29,9 @@ describe('once the checks of moves that launch nodes are used up', () => {
     nowMs: T0,
     gates: { spotToSpotConsolidation: false },
     parseDuration: goDurationOrNull,
-    methods: ['single-node'],
+    methods,
   });
+  const outcome = pass(['single-node']);
   const replaced = outcome.decisions.filter((d) => d.replacements.length > 0).flatMap((d) => d.nodes);
   const late = names.filter((name) => !replaced.includes(name));
 
@@ -45,5 +48,12 @@ describe('once the checks of moves that launch nodes are used up', () => {
       expect(outcome.examined.has(name)).toBe(false);
     }
     expect(outcome.examined.has('w')).toBe(true);
+  });
+
+  it('runs no repack: each of its moves would be refused unchecked', () => {
+    const withRepack = pass(['single-node', 'm-to-n']);
+    expect(withRepack.decisions).toEqual(outcome.decisions);
+    for (const name of late) expect(withRepack.examined.has(name)).toBe(false);
+    expect(withRepack.work.simulations).toBe(outcome.work.simulations);
   });
 });

@@ -28,6 +28,9 @@ export function createRepack(): ConsolidationMethod {
   return {
     name: 'm-to-n',
     next(view: PassView): Proposal | undefined {
+      // Every repack launches nodes: once the pass refuses such moves unchecked, none can be taken, and
+      // its simulations would be spent for nothing (its nodes are then left unweighed by it).
+      if (view.launchesRefused?.() !== undefined) return undefined;
       const eligible = view.candidates.filter((c) => c.methods.has('m-to-n') && c.pods.length > 0 && c.pricePerHour !== undefined);
       if (eligible.length === 0) return undefined;
 
