@@ -23,7 +23,9 @@
 // QUALITY_MAX_PASSES caps the passes (default 40); QUALITY_PROJECT=0 skips the projection;
 // QUALITY_SHAPES=mixed generates pods whose cpu and memory differ in proportion; QUALITY_ORDERS=N carries
 // each pass out in N further random orders and prints how many leave a pod Pending (the pass's risk,
-// beside the one order the run goes on with); QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
+// beside the one order the run goes on with); QUALITY_INTERLEAVE=1 brings the deletes' pods back
+// interleaved across the deletes (`probe`: only in those further orders); QUALITY_PENDING=1 prints the
+// Pending pods of each carrying-out; QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
 // it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
 // really removed (followed).
@@ -282,6 +284,14 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
     const removed = new Set(d.nodes);
     const onNodes = cluster.pods.filter((p) => p.nodeName !== undefined && removed.has(p.nodeName) && !p.isDaemonSetPod);
     queue.push(...shuffle(onNodes, rand).map(({ nodeName: _n, ...p }) => ({ ...p, phase: 'Pending' as const })));
+  }
+  // QUALITY_INTERLEAVE=1: the deletes' pods come back interleaved across the deletes (their commands
+  // evict at once), not one delete's after another's; `probe`: only in the QUALITY_ORDERS probes (the
+  // run goes on as without it, so the same plans are probed both ways).
+  const interleave = process.env['QUALITY_INTERLEAVE'];
+  if (interleave === '1' || (interleave === 'probe' && probing)) {
+    const deletePods = order.filter(([, d]) => d.replacements.length === 0).reduce((n, [, d]) => n + cluster.pods.filter((p) => p.nodeName !== undefined && d.nodes.includes(p.nodeName) && !p.isDaemonSetPod).length, 0);
+    queue.splice(0, deletePods, ...shuffle(queue.slice(0, deletePods), rand));
   }
   const queued = new Set(queue.map((p) => p.uid));
   const laidOut: Cluster = {
