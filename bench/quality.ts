@@ -24,7 +24,8 @@
 // QUALITY_SHAPES=mixed generates pods whose cpu and memory differ in proportion; QUALITY_ORDERS=N carries
 // each pass out in N further random orders and prints how many leave a pod Pending (the pass's risk,
 // beside the one order the run goes on with); QUALITY_INTERLEAVE=1 brings the deletes' pods back
-// interleaved across the deletes (`probe`: only in those further orders); QUALITY_PENDING=1 prints the
+// interleaved across the deletes (`probe`: only in those further orders); QUALITY_WAIT=1 has a delete
+// whose pods are planned onto a new node wait for it; QUALITY_PENDING=1 prints the
 // Pending pods of each carrying-out; QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
 // it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
@@ -269,11 +270,31 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
   }
   const tainted = new Set(decisions.flatMap((d) => d.nodes));
   const indexed = [...decisions.entries()];
+  // QUALITY_WAIT=1: a delete whose pods the plan places on a new node of the pass waits for that node
+  // (the actuator proves a command's pods have a place before its first eviction, and without the node
+  // they may have none): its pods come back right after that replacement's command's.
+  const waitsFor = new Map<number, Set<number>>();
+  if (process.env['QUALITY_WAIT']) {
+    for (const [i, d] of decisions.entries()) {
+      if (d.replacements.length > 0) continue;
+      for (const to of Object.values(d.podDestinations ?? {})) {
+        const match = /^replacement-(\d+)/.exec(to);
+        if (match) waitsFor.set(i, (waitsFor.get(i) ?? new Set()).add(Number(match[1]) - 1));
+      }
+    }
+  }
   // Deletes first (at once), then the replacements' commands in the order their nodes become Ready.
-  const order = [...indexed.filter(([, d]) => d.replacements.length === 0), ...shuffle(indexed.filter(([, d]) => d.replacements.length > 0), rand)];
+  const order = [...indexed.filter(([i, d]) => d.replacements.length === 0 && !waitsFor.has(i)), ...shuffle(indexed.filter(([, d]) => d.replacements.length > 0), rand)];
   const added: Node[] = [];
   const queue: Pod[] = [];
   const availableFrom = new Map<string, number>();
+  const enqueue = (d: Decision): void => {
+    const removed = new Set(d.nodes);
+    const onNodes = cluster.pods.filter((p) => p.nodeName !== undefined && removed.has(p.nodeName) && !p.isDaemonSetPod);
+    queue.push(...shuffle(onNodes, rand).map(({ nodeName: _n, ...p }) => ({ ...p, phase: 'Pending' as const })));
+  };
+  const ready = new Set<number>();
+  let deletePods = 0;
   for (const [i, d] of order) {
     for (const [k, r] of d.replacements.entries()) {
       const cheapest = [...r.instanceTypes].filter((t) => typeByName.has(t)).sort((a, b) => priceOf(a) - priceOf(b))[0]!;
@@ -281,16 +302,23 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
       added.push(replacement);
       availableFrom.set(replacement.name, queue.length);
     }
-    const removed = new Set(d.nodes);
-    const onNodes = cluster.pods.filter((p) => p.nodeName !== undefined && removed.has(p.nodeName) && !p.isDaemonSetPod);
-    queue.push(...shuffle(onNodes, rand).map(({ nodeName: _n, ...p }) => ({ ...p, phase: 'Pending' as const })));
+    enqueue(d);
+    if (d.replacements.length === 0) deletePods = queue.length;
+    else {
+      ready.add(i);
+      for (const [k, needs] of waitsFor) {
+        if (![...needs].every((j) => ready.has(j))) continue;
+        waitsFor.delete(k);
+        enqueue(decisions[k]!);
+      }
+    }
   }
+  for (const k of waitsFor.keys()) enqueue(decisions[k]!); // (a new node no decision launches: none)
   // QUALITY_INTERLEAVE=1: the deletes' pods come back interleaved across the deletes (their commands
   // evict at once), not one delete's after another's; `probe`: only in the QUALITY_ORDERS probes (the
   // run goes on as without it, so the same plans are probed both ways).
   const interleave = process.env['QUALITY_INTERLEAVE'];
   if (interleave === '1' || (interleave === 'probe' && probing)) {
-    const deletePods = order.filter(([, d]) => d.replacements.length === 0).reduce((n, [, d]) => n + cluster.pods.filter((p) => p.nodeName !== undefined && d.nodes.includes(p.nodeName) && !p.isDaemonSetPod).length, 0);
     queue.splice(0, deletePods, ...shuffle(queue.slice(0, deletePods), rand));
   }
   const queued = new Set(queue.map((p) => p.uid));
