@@ -137,7 +137,8 @@ function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: reado
     const notReady = new Map(laidOut.added.flatMap((a) => a.nodes.map((n) => [n.name, deletePods.length] as const)));
     const bound = world.simulate({ excludedNodes: laidOut.excluded, pods: deletePods, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true, availableFrom: notReady });
     if (!bound.allScheduled) {
-      note(orders.find((o) => o.afterDeletesInQueueOrder)?.name ?? "deletes first, in the queue's order", bound.unschedulable[0]!, orders.findIndex((o) => o.afterDeletesInQueueOrder));
+      const first = orders.findIndex((o) => o.afterDeletesInQueueOrder);
+      note(orders[first]?.name ?? "deletes first, in the queue's order", bound.unschedulable[0]!, first);
       return finding(worst);
     }
     const placed = new Map(bound.placements.map((p) => [p.pod.uid, p.nodeName] as const));

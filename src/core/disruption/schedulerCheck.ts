@@ -224,7 +224,8 @@ export class KubeSchedulerWorld {
     // for a move of few pods, moreShuffles).
     const checkedOrders = (): Pod[][] => {
       const [largest, smallest, shuffled, queue] = bindingOrders(own) as [Pod[], Pod[], Pod[], Pod[]];
-      return [smallest, ...heldBackOrders(own), largest, shuffled, ...moreShuffles(own, this.cluster.nodes.length), queue];
+      const heldBack = heldBackOrders(own);
+      return [smallest, ...heldBack, largest, shuffled, ...moreShuffles(own, this.cluster.nodes.length, heldBack), queue];
     };
     const orders = (mustPlaceAll ? checkedOrders() : [queueOrder(own)]).map((pods) => [...first, ...pods]);
     let placements: readonly Placement[] = [];
@@ -399,11 +400,17 @@ export function shuffleCount(count: number, nodes = 0, placements = SHUFFLE_PLAC
   return Math.min(most, Math.floor(placements / (count + nodes)));
 }
 
-/** The further shuffled orders (shuffleCount), each seeded from the pods' number and its place. */
-export function moreShuffles(pods: readonly Pod[], nodes = 0): Pod[][] {
+/**
+ * The further shuffled orders (shuffleCount), each seeded from the pods' number and its place; `heldBack`:
+ * the pods' `heldBackOrders`, when the caller has them already.
+ */
+export function moreShuffles(pods: readonly Pod[], nodes = 0, heldBack?: readonly Pod[][]): Pod[][] {
   const out: Pod[][] = [];
-  const last = heldBackPods(pods);
-  for (let k = 1; k <= shuffleCount(pods.length, nodes); k++) {
+  const count = shuffleCount(pods.length, nodes);
+  if (count === 0) return out;
+  // The pods the held-back orders bind last, in their order.
+  const last = (heldBack ?? heldBackOrders(pods)).map((order) => order[order.length - 1]!);
+  for (let k = 1; k <= count; k++) {
     const shuffled = seededShuffle(pods, pods.length * 2654435761 + k * 40503);
     // Every other shuffle binds a held-back pod last (each in turn): the pods before it land in a random
     // order, which may spread them over the holes it needs as the held-back orders' fixed sort does not
@@ -412,11 +419,6 @@ export function moreShuffles(pods: readonly Pod[], nodes = 0): Pod[][] {
     out.push(k % 2 === 0 && last.length > 0 ? withLast(shuffled, last[(k / 2 - 1) % last.length]!) : shuffled);
   }
   return out;
-}
-
-/** The pods `heldBackOrders` binds last, in its order. */
-function heldBackPods(pods: readonly Pod[]): Pod[] {
-  return heldBackOrders(pods).map((order) => order[order.length - 1]!);
 }
 
 /** The scheduler queue's order: priority first, then the order given (eviction order). */
