@@ -2,7 +2,7 @@
 // command's own replacements first; and, across the commands of one invocation, no room counted twice.
 import { describe, expect, it } from 'vitest';
 import { proveCommand, withPlacements } from '../../src/core/disruption/proveCommand.ts';
-import { ProofSession } from '../../src/app/act/proveLive.ts';
+import { ProofSession, SETTLE_DELAY_MS } from '../../src/app/act/proveLive.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import type { Cluster } from '../../src/core/model/types.ts';
 import { cluster, daemonSetPod, m5Catalog, Mi, node, nodePool, on, pod } from '../builders.ts';
@@ -88,5 +88,81 @@ describe('ProofSession: commands proven in one invocation', () => {
     expect((await session.prove(['a'])).ok).toBe(false);
     const proof = await session.prove(['a'], ['new']);
     expect(proof.ok && proof.placed.map((p) => p.node)).toEqual(['new']);
+  });
+});
+
+describe('pending pods in the proof', () => {
+  const tight = () =>
+    cluster({
+      nodes: [node({ name: 'old', unschedulable: true }), node({ name: 'other' })],
+      pods: [
+        ...on('old', pod({ name: 'moving', requests: { cpu: 1000, memory: 128 * Mi } })),
+        ...on('other', pod({ name: 'resident', requests: { cpu: 500, memory: 128 * Mi } })),
+      ],
+    });
+
+  it.each([
+    ['no pending pod: the moved pod has room', [], true],
+    ['a pending pod the cluster has room for keeps that room: the moved pod has none', [pod({ name: 'waiting', phase: 'Pending', requests: { cpu: 800, memory: 128 * Mi } })], false],
+    ['a pending pod that fits nowhere is left out (it waits for new capacity whatever the command does)', [pod({ name: 'huge', phase: 'Pending', requests: { cpu: 64_000, memory: 128 * Mi } })], true],
+  ])('%s', (_name, pending, ok) => {
+    const base = tight();
+    const proof = prove({ ...base, pods: [...base.pods, ...pending] }, ['old']);
+    expect(proof.ok).toBe(ok);
+    if (!proof.ok) expect(proof.unplaced.map((u) => u.pod)).toEqual(['default/moving']);
+  });
+});
+
+describe('ProofSession.unsettled: the wait before a first eviction', () => {
+  const session = (world: { cluster: Cluster }, clock: { now: number }) => {
+    const reads: number[] = [];
+    const s = new ProofSession(
+      async () => {
+        reads.push(clock.now);
+        return { cluster: world.cluster, nodePools: pools, catalog };
+      },
+      () => clock.now,
+    );
+    return { s, reads };
+  };
+  const settled = () => cluster({ nodes: [node({ name: 'a' })], pods: on('a', pod({ name: 'web' })) });
+
+  it('right after an eviction it waits; once the delay has passed it reads the cluster again and goes on', async () => {
+    const clock = { now: 1_000_000 };
+    const { s, reads } = session({ cluster: settled() }, clock);
+    expect(await s.unsettled()).toBeUndefined();
+    expect(reads).toEqual([1_000_000]);
+    s.noteEvicted();
+    clock.now += SETTLE_DELAY_MS - 1;
+    expect(await s.unsettled()).toMatch(/evicted 5 s ago/);
+    clock.now += 1;
+    // The reading of before the eviction does not show where the evicted pods went: a new one is taken.
+    expect(await s.unsettled()).toBeUndefined();
+    expect(reads).toEqual([1_000_000, 1_000_000 + SETTLE_DELAY_MS]);
+    // That reading is recent enough for the next command.
+    expect(await s.unsettled()).toBeUndefined();
+    expect(reads).toHaveLength(2);
+  });
+
+  it.each([
+    ['a pending pod the cluster has room for', pod({ name: 'web-r1', phase: 'Pending' }), /1 pending pod\(s\) the cluster has room for are not bound yet \(default\/web-r1\)/],
+    [
+      'a terminating StatefulSet pod (its successor comes under the same name once it is gone)',
+      pod({ name: 'db-0', nodeName: 'a', terminating: true, ownerReferences: [{ kind: 'StatefulSet', name: 'db', controller: true }] }),
+      /StatefulSet pod default\/db-0 is terminating/,
+    ],
+  ])('waits for %s', async (_name, extra, why) => {
+    const base = settled();
+    const { s } = session({ cluster: { ...base, pods: [...base.pods, extra] } }, { now: 0 });
+    expect(await s.unsettled()).toMatch(why);
+  });
+
+  it.each([
+    ['a pending pod that fits nowhere', pod({ name: 'huge', phase: 'Pending', requests: { cpu: 64_000, memory: 128 * Mi } })],
+    ['a terminating pod of a ReplicaSet (its successor is created at once, as a pending pod)', pod({ name: 'web-x', nodeName: 'a', terminating: true })],
+  ])('does not wait for %s', async (_name, extra) => {
+    const base = settled();
+    const { s } = session({ cluster: { ...base, pods: [...base.pods, extra] } }, { now: 0 });
+    expect(await s.unsettled()).toBeUndefined();
   });
 });

@@ -29,6 +29,8 @@ export interface CommandDetail {
   requests?: Record<string, Record<string, number>>;
   /** The pods of the old nodes were placed on the live cluster before the first eviction. */
   proven?: boolean;
+  /** When (command's clock) the command first waited, before its first eviction, for pods to be placed. */
+  settlingSince?: number;
   /** Old node -> EC2 instance id, read from providerID when the command was decided. */
   instances?: Record<string, string>;
   /**

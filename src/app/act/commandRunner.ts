@@ -67,6 +67,10 @@ export interface RunContext {
   capacity(kind: ActuatorKind): Capacity;
   /** Places the old nodes' pods on the live cluster (the proof before the first eviction). */
   prove(oldNodes: readonly string[], ownReplacements: readonly string[]): Promise<Proof>;
+  /** Why no command should evict its first pod yet (pods evicted or pending not placed yet), or undefined. */
+  unsettled(): Promise<string | undefined>;
+  /** A command evicted pods just now. */
+  noteEvicted(): void;
   /** Something was disrupted now (stabilization window). */
   noteAction(nowMs: number): Promise<void>;
   /** True while the pass still holds its lease (renewed when due). */
@@ -93,7 +97,7 @@ export class CommandRunner {
   private remainingPods = 0;
   private readonly terminatedInstances: string[] = [];
   private readonly errors: string[] = [];
-  private waitingFor: 'replacement' | 'pods' | undefined;
+  private waitingFor: 'replacement' | 'pods' | 'scheduler' | undefined;
   private stoppedBecause: StopReason | undefined;
   private endedBecause: string | undefined;
   /** `clockSeenAt` as last stored. */
@@ -204,7 +208,11 @@ export class CommandRunner {
               if ((await this.launchAll()) === 'later') return this.stopped('error');
               break;
             }
-            if (!(await this.proveOrRollBack())) break;
+            {
+              const proof = await this.proveOrRollBack();
+              if (proof === 'settling') return this.waiting('scheduler');
+              if (proof === 'rolledBack') break;
+            }
             if (!(await this.drainAndTerminate())) return this.waiting('pods');
             break;
           case 'launched':
@@ -227,7 +235,9 @@ export class CommandRunner {
                 return this.waiting('replacement');
               }
             }
-            if (!(await this.proveOrRollBack())) break;
+            const proof = await this.proveOrRollBack();
+            if (proof === 'settling') return this.waiting('scheduler');
+            if (proof === 'rolledBack') break;
             if (!(await this.drainAndTerminate())) return this.waiting('pods');
             break;
           }
@@ -377,24 +387,42 @@ export class CommandRunner {
   }
 
   /**
-   * Before the first eviction: the old nodes' pods must have a place on the live cluster (the
-   * registered replacements as they really are). True when proven (now or before); false when the
-   * command is rolled back instead.
+   * Before the first eviction: kube-scheduler has placed the pods evicted before (by this command's
+   * invocation) and the pending pods it has room for (ProofSession.unsettled), for at most the settle
+   * timeout; then the old nodes' pods must have a place on the live cluster (the registered
+   * replacements as they really are). `proven` now or before; `settling`: wait and look again;
+   * `rolledBack`: the proof failed and the command is rolled back instead.
    */
-  private async proveOrRollBack(): Promise<boolean> {
-    if (this.detail.proven) return true;
+  private async proveOrRollBack(): Promise<'proven' | 'settling' | 'rolledBack'> {
+    if (this.detail.proven) return 'proven';
     await this.ensureTime();
+    const since = this.detail.settlingSince;
+    // Past the timeout the proof goes ahead: pending pods that kube-scheduler leaves unbound for
+    // minutes though the simulation finds them room (a scheduling gate, another scheduler) must not
+    // hold every command back; the proof still keeps their room (proveCommand.ts).
+    if (since === undefined || this.clock() - since < this.ctx.options.settleTimeoutMs) {
+      const why = await this.ctx.unsettled();
+      if (why !== undefined) {
+        const note = `waiting before the first eviction: ${why}`;
+        if (since === undefined || this.detail.note !== note) {
+          this.detail.settlingSince ??= this.clock();
+          this.detail.note = note;
+          await this.record({});
+        }
+        return 'settling';
+      }
+    }
     const proof = await this.ctx.prove(this.liveNodes(), replacementNodeNames(this.cmd));
     if (!proof.ok) {
       const first = proof.unplaced[0]!;
       const more = proof.unplaced.length > 1 ? ` (and ${proof.unplaced.length - 1} more pod(s))` : '';
       await this.startRollback(`pod ${first.pod} would have no place on the cluster as it is now: ${first.why}${more}`);
-      return false;
+      return 'rolledBack';
     }
     this.detail.proven = true;
     this.detail.note = `the ${proof.placed.length} pod(s) to move have a place on the live cluster`;
     await this.record({});
-    return true;
+    return 'proven';
   }
 
   /** Records the rollback's reason and every replacement it must undo, then `rollBack` carries it out (now or in later ticks). */
@@ -602,6 +630,7 @@ export class CommandRunner {
       // Even when the round is cut short (time, an error), what was evicted is counted.
       this.evicted += evictedHere;
       this.detail.evicted = (this.detail.evicted ?? 0) + evictedHere;
+      if (evictedHere > 0) this.ctx.noteEvicted();
     }
     // Evicted pods take their grace period to go; a second look tells which have already left.
     for (const node of names) if (evictedOn.has(node)) listed.set(node, await nodes.listPodsOnNode(node));
@@ -804,7 +833,7 @@ export class CommandRunner {
     addError(this.detail, text);
   }
 
-  private waiting(on: 'replacement' | 'pods'): TickOutcome {
+  private waiting(on: 'replacement' | 'pods' | 'scheduler'): TickOutcome {
     this.waitingFor = on;
     return 'waiting';
   }

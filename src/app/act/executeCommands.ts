@@ -140,7 +140,7 @@ export class ActSession {
     this.actions = new ActionClock(deps, this.errors);
     this.lease = new LeaseKeeper(deps, this.options.leaseRenewEveryMs, this.errors);
     this.pools = poolLookup(undefined, deps);
-    this.proofs = new ProofSession(() => deps.readWorld());
+    this.proofs = new ProofSession(() => deps.readWorld(), () => deps.now());
     const capacities = new Map<ActuatorKind, Capacity>();
     this.ctx = {
       deps,
@@ -155,6 +155,8 @@ export class ActSession {
         return capacity;
       },
       prove: (oldNodes, own) => this.proofs.prove(oldNodes, own),
+      unsettled: () => this.proofs.unsettled(),
+      noteEvicted: () => this.proofs.noteEvicted(),
       noteAction: (nowMs) => this.actions.note(nowMs),
       leaseHeld: () => this.lease.held(),
     };

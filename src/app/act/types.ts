@@ -66,6 +66,11 @@ export interface ActOptions {
   readonly drainTimeoutMs?: number;
   /** Renew the pass lease when it was last renewed this long ago (checked before every step). Default 30 s. */
   readonly leaseRenewEveryMs?: number;
+  /**
+   * The most a command waits, before its first eviction, for kube-scheduler to place the pods evicted
+   * before it and the pending pods it has room for (proveLive.ts). Default 2 min.
+   */
+  readonly settleTimeoutMs?: number;
 }
 
 export type ResolvedActOptions = Required<ActOptions>;
@@ -77,6 +82,7 @@ export const DEFAULT_ACT_OPTIONS: ResolvedActOptions = {
   maxWaitMs: 5 * 60_000,
   drainTimeoutMs: 60 * 60_000,
   leaseRenewEveryMs: 30_000,
+  settleTimeoutMs: 2 * 60_000,
 };
 
 /** Why a command stopped short of a final step in this invocation. */
@@ -104,8 +110,11 @@ export interface CommandReport {
   readonly replacements?: readonly LaunchedReplacement[];
   /** Instances of old nodes this invocation terminated. */
   readonly terminatedInstances: readonly string[];
-  /** Still waiting (for the next poll or pass): on the replacement to be Ready, or on pods to leave. */
-  readonly waitingFor?: 'replacement' | 'pods';
+  /**
+   * Still waiting (for the next poll or pass): on the replacement to be Ready, on pods to leave, or
+   * (before the first eviction) on kube-scheduler to place pods evicted or pending before.
+   */
+  readonly waitingFor?: 'replacement' | 'pods' | 'scheduler';
   /** Set when the command was rolled back or abandoned in this invocation: why. */
   readonly endedBecause?: string;
   readonly stoppedBecause?: StopReason;

@@ -6,9 +6,14 @@
 // initialized and then re-checks the move against the live cluster before it deletes the candidates;
 // this is the same check, with the same simulator the plan used: the old nodes closed, every other node
 // (the replacements with their real labels, taints and allocatable) as the API shows it now.
+//
+// Pending pods the live nodes can take now are placed first, as Karpenter puts the cluster's pending pods
+// into every disruption simulation (pendingPods.ts): kube-scheduler binds them before the pods this
+// command evicts (they were queued earlier), so the room they are about to take is not the command's.
 import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
-import { isReschedulable, podKey } from './pods.ts';
+import { placeablePendingPods } from './pendingPods.ts';
+import { isPending, isReschedulable, podKey } from './pods.ts';
 
 export interface ProofInput {
   /** The live cluster, read just now. */
@@ -43,7 +48,7 @@ export function proveCommand(input: ProofInput): Proof {
   const pods: Pod[] = input.cluster.pods.filter((p) => p.nodeName !== undefined && old.has(p.nodeName) && isReschedulable(p));
   const placed: { pod: Pod; node: string }[] = [];
   if (pods.length === 0) return { ok: true, placed };
-  let cluster = input.cluster;
+  let cluster = withPendingPlaced(input, old);
   const own = new Set((input.ownReplacements ?? []).filter((n) => cluster.nodes.some((node) => node.name === n)));
   if (own.size > 0) {
     const others = new Set(cluster.nodes.map((n) => n.name).filter((n) => !own.has(n)));
@@ -58,6 +63,20 @@ export function proveCommand(input: ProofInput): Proof {
     for (const p of result.placements) placed.push({ pod: p.pod, node: p.nodeName });
   }
   return { ok: true, placed };
+}
+
+/**
+ * The live cluster with its placeable pending pods bound where the simulator puts them (the old nodes
+ * are cordoned, so none lands there): those that fit nowhere wait for new capacity whatever the command
+ * does, and are left out, as Karpenter ignores their failures.
+ */
+function withPendingPlaced(input: ProofInput, old: ReadonlySet<string>): Cluster {
+  if (!input.cluster.pods.some(isPending)) return input.cluster;
+  const simulator = input.simulatorFactory({ cluster: input.cluster, nodePools: input.nodePools, catalog: input.catalog });
+  const pending = placeablePendingPods(input.cluster, simulator);
+  if (pending.length === 0) return input.cluster;
+  const result = simulator.simulate({ excludedNodes: old, pods: pending, maxNewNodes: 0 });
+  return withPlacements(input.cluster, result.placements.map((p) => ({ pod: p.pod, node: p.nodeName })));
 }
 
 function place(input: ProofInput, cluster: Cluster, pods: readonly Pod[], excluded: ReadonlySet<string>) {
