@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { executePlan } from '../../src/app/act/executeCommands.ts';
 import { attachControlPlane, ORDINAL } from '../support/fakeScheduler.ts';
 import { kubeNode, kubePod } from '../support/fakeKubeApi.ts';
-import { FAST, deleteDecision, passResult, useWorlds } from './harness.ts';
+import { FAST, deleteDecision, evictions, passResult, replaceDecision, useWorlds } from './harness.ts';
 
 const [A, B, S, T] = ['ip-10-1-1-1.ec2.internal', 'ip-10-2-2-2.ec2.internal', 'ip-10-3-3-3.ec2.internal', 'ip-10-4-4-4.ec2.internal'];
 const MINUTE = 60_000;
@@ -75,6 +75,54 @@ describe('the commands of a pass drain one after another', () => {
       const dbBound = plane.bindings.find((b) => b.pod === 'default/db-0')!.at;
       const webBound = plane.bindings.filter((b) => b.pod.startsWith('default/web-')).map((b) => b.at);
       expect(webBound.every((at) => at >= dbBound)).toBe(true);
+    }
+  });
+});
+
+describe('a command whose pods the plan puts on another command\'s replacement', () => {
+  const OLD = 'ip-10-5-5-5.ec2.internal';
+  const D = 'ip-10-6-6-6.ec2.internal';
+  const NEW = 'ip-10-9-9-9.ec2.internal';
+
+  // Decision 1 replaces OLD (two small pods) with an m5.large; decision 2 deletes D, its 1500m pod planned
+  // onto that m5.large (replacement-1): no other node has room for it. The replacement registers Ready
+  // after the first poll.
+  it.each([
+    ['waits until that command has drained into it, then moves its pods there', true, ['done', 'done']],
+    ['(without the wait: proven before the replacement exists, it is rolled back)', false, ['done', 'rolledBack']],
+  ])('%s', async (_name, planned, steps) => {
+    const w = await worlds.start(
+      [
+        kubeNode(OLD, { cpu: '2' }),
+        kubeNode(D, { cpu: '2' }),
+        kubePod('default', 'web-1', { node: OLD }),
+        kubePod('default', 'web-2', { node: OLD }),
+        kubePod('default', 'batch-1', { node: D, cpu: '1500m' }),
+      ],
+      { spare: false },
+    );
+    const destinations = planned ? { 'default/batch-1': 'replacement-1' } : {};
+    const decisions = [
+      replaceDecision([OLD], { podDestinations: { 'default/web-1': 'replacement-1', 'default/web-2': 'replacement-1' } }),
+      { ...deleteDecision([D], 'single-node'), podDestinations: destinations },
+    ];
+    const deps = w.deps(10 * MINUTE, {
+      sleep: async (ms) => {
+        w.clock.nowMs += ms;
+        const launched = w.ec2.launched()[0];
+        if (launched !== undefined && w.api.store.get('Node', NEW) === undefined) w.registerNode(launched.id, NEW, true);
+      },
+    });
+    const report = await executePlan(passResult(decisions), deps, FAST);
+    expect(report.commands.map((c) => c.step)).toEqual(steps);
+    const evicted = evictions(w.api).map((e) => e.pod);
+    if (planned) {
+      // The replace command's pods first, then the delete's, once the replacement held them.
+      expect(evicted).toEqual(['default/web-1', 'default/web-2', 'default/batch-1']);
+      expect((await w.commands()).find((c) => c.nodes.includes(D))?.detail).toContain('"awaits"');
+    } else {
+      expect(evicted).toEqual(['default/web-1', 'default/web-2']);
+      expect(report.commands[1]?.endedBecause).toMatch(/default\/batch-1 would have no place/);
     }
   });
 });

@@ -31,6 +31,12 @@ export interface CommandDetail {
   proven?: boolean;
   /** When (command's clock) the command first waited, before its first eviction, for pods to be placed. */
   settlingSince?: number;
+  /**
+   * Commands of the same plan whose replacements this command's pods are planned onto: until each has
+   * drained into its replacements (or ended), this command evicts nothing; its proof would find the room
+   * the plan counted on missing, or pods evicted now would take it first.
+   */
+  awaits?: string[];
   /** Old node -> EC2 instance id, read from providerID when the command was decided. */
   instances?: Record<string, string>;
   /**

@@ -71,6 +71,8 @@ export interface RunContext {
   unsettled(): Promise<string | undefined>;
   /** A command evicted pods just now. */
   noteEvicted(): void;
+  /** Why one of these commands has not drained into its replacements yet (nor ended), or undefined. */
+  awaiting(commandIds: readonly string[]): string | undefined;
   /** Something was disrupted now (stabilization window). */
   noteAction(nowMs: number): Promise<void>;
   /** True while the pass still holds its lease (renewed when due). */
@@ -119,6 +121,11 @@ export class CommandRunner {
 
   get step(): CommandStep {
     return this.cmd.step;
+  }
+
+  /** The old nodes' pods were proven to have a place (this command evicts, or has evicted). */
+  get proven(): boolean {
+    return this.detail.proven === true;
   }
 
   private get isReplace(): boolean {
@@ -210,6 +217,7 @@ export class CommandRunner {
             }
             {
               const proof = await this.proveOrRollBack();
+              if (proof === 'awaiting') return this.waiting('replacement');
               if (proof === 'settling') return this.waiting('scheduler');
               if (proof === 'rolledBack') break;
             }
@@ -236,6 +244,7 @@ export class CommandRunner {
               }
             }
             const proof = await this.proveOrRollBack();
+            if (proof === 'awaiting') return this.waiting('replacement');
             if (proof === 'settling') return this.waiting('scheduler');
             if (proof === 'rolledBack') break;
             if (!(await this.drainAndTerminate())) return this.waiting('pods');
@@ -387,15 +396,25 @@ export class CommandRunner {
   }
 
   /**
-   * Before the first eviction: kube-scheduler has placed the pods evicted before (by this command's
-   * invocation) and the pending pods it has room for (ProofSession.unsettled), for at most the settle
-   * timeout; then the old nodes' pods must have a place on the live cluster (the registered
-   * replacements as they really are). `proven` now or before; `settling`: wait and look again;
-   * `rolledBack`: the proof failed and the command is rolled back instead.
+   * Before the first eviction: the commands whose replacements this one's pods are planned onto have
+   * drained into them (`awaiting` until then), kube-scheduler has placed the pods evicted before (by
+   * this command's invocation) and the pending pods it has room for (ProofSession.unsettled), for at
+   * most the settle timeout; then the old nodes' pods must have a place on the live cluster (the
+   * registered replacements as they really are). `proven` now or before; `awaiting`, `settling`: wait
+   * and look again; `rolledBack`: the proof failed and the command is rolled back instead.
    */
-  private async proveOrRollBack(): Promise<'proven' | 'settling' | 'rolledBack'> {
+  private async proveOrRollBack(): Promise<'proven' | 'awaiting' | 'settling' | 'rolledBack'> {
     if (this.detail.proven) return 'proven';
     await this.ensureTime();
+    const awaited = this.ctx.awaiting(this.detail.awaits ?? []);
+    if (awaited !== undefined) {
+      const note = `waiting before the first eviction: ${awaited}`;
+      if (this.detail.note !== note) {
+        this.detail.note = note;
+        await this.record({});
+      }
+      return 'awaiting';
+    }
     const since = this.detail.settlingSince;
     // Past the timeout the proof goes ahead: pending pods that kube-scheduler leaves unbound for
     // minutes though the simulation finds them room (a scheduling gate, another scheduler) must not

@@ -157,6 +157,7 @@ export class ActSession {
       prove: (oldNodes, own) => this.proofs.prove(oldNodes, own),
       unsettled: () => this.proofs.unsettled(),
       noteEvicted: () => this.proofs.noteEvicted(),
+      awaiting: (ids) => this.awaiting(ids),
       noteAction: (nowMs) => this.actions.note(nowMs),
       leaseHeld: () => this.lease.held(),
     };
@@ -226,6 +227,9 @@ export class ActSession {
     // Replacements of decisions not started: a later decision that planned pods onto one of them was
     // computed on a cluster that will not exist, so it is not started either.
     const missing = new Set<string>();
+    // Replacements of decisions started -> their command: a later decision that planned pods onto one
+    // waits for that command to drain into it before its own first eviction.
+    const launchedBy = new Map<string, string>();
     const skip = (index: number, why: string): void => {
       const decision = result.plan.decisions[index]!;
       this.skipped.push({ decision: index, nodes: decision.nodes, why });
@@ -250,8 +254,10 @@ export class ActSession {
         skip(index, 'the pass lease was lost');
         continue;
       }
+      const awaits = [...new Set(Object.values(decision.podDestinations ?? {}).flatMap((to) => launchedBy.get(to) ?? []))];
       try {
         const started = await startCommand(decision, this.ctx, {
+          awaits,
           ...(this.deps.newCommandId === undefined ? {} : { newId: this.deps.newCommandId }),
           planned: (name) => snapshot.get(name),
           evaluatedAt: result.plan.evaluatedAt,
@@ -264,12 +270,28 @@ export class ActSession {
           this.runners.push(started.runner);
           this.due.push(started.runner);
           for (const n of decision.nodes) busy.add(n);
+          for (const name of replacementNames(index + 1, decision.replacements.length)) launchedBy.set(name, started.runner.id);
           this.deps.onCommandStarted?.({ commandId: started.runner.id, decision, nodes: decision.nodes.map((n) => snapshot.get(n)) });
         }
       } catch (error) {
         skip(index, `could not start: ${message(error)}`);
       }
     }
+  }
+
+  /**
+   * Why one of `ids` has neither drained into its replacements (its proof done) nor ended, or undefined.
+   * Every unfinished command is among the runners (resumed first); one that is not has ended, or its
+   * record is lost: nothing to wait for.
+   */
+  private awaiting(ids: readonly string[]): string | undefined {
+    for (const id of ids) {
+      const runner = this.runners.find((r) => r.id === id);
+      if (runner !== undefined && !FINAL_COMMAND_STEPS.has(runner.step) && !runner.proven) {
+        return `command ${id}, onto whose replacement the plan moves this command's pods, has not drained into it yet (${runner.step})`;
+      }
+    }
+    return undefined;
   }
 
   /** Ticks the due runners; sleeps and ticks the waiting ones again while time and the wait budget allow. */

@@ -25,6 +25,11 @@ export interface StartOptions {
   readonly actuators?: Readonly<Record<string, PoolActuator>>;
   /** The pods of the plan's snapshot, for the requests each replacement is launched for. */
   readonly pods?: readonly Pod[];
+  /**
+   * Commands of the same plan whose replacements the decision's pods are planned onto: the command
+   * evicts nothing before they have drained into them (CommandDetail.awaits).
+   */
+  readonly awaits?: readonly string[];
 }
 
 /**
@@ -101,6 +106,7 @@ export async function startCommand(decision: Decision, ctx: RunContext, options:
     ...(Object.keys(claims).length === 0 ? {} : { claims }),
     ...(Object.keys(requests).length === 0 ? {} : { requests }),
     ...(cordonedBefore.length === 0 ? {} : { cordonedBefore }),
+    ...(options.awaits === undefined || options.awaits.length === 0 ? {} : { awaits: [...options.awaits] }),
     ...(decision.summary === undefined ? {} : { note: decision.summary }),
   };
   const id = options.newId?.() ?? commandIdFor(decision, instances, uids, options.evaluatedAt);
