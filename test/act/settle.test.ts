@@ -101,7 +101,7 @@ describe('a command whose pods the plan puts on another command\'s replacement',
       ],
       { spare: false },
     );
-    const destinations = planned ? { 'default/batch-1': 'replacement-1' } : {};
+    const destinations: Record<string, string> = planned ? { 'default/batch-1': 'replacement-1' } : {};
     const decisions = [
       replaceDecision([OLD], { podDestinations: { 'default/web-1': 'replacement-1', 'default/web-2': 'replacement-1' } }),
       { ...deleteDecision([D], 'single-node'), podDestinations: destinations },
