@@ -38,6 +38,7 @@ const FILES = [
   'test/act/interruptedTaint.test.ts',
   'test/act/sweep.test.ts',
   'test/act/safety.test.ts',
+  'test/act/settle.test.ts',
   'test/app/multiPass.test.ts',
 ];
 

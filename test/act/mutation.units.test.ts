@@ -104,7 +104,7 @@ describe('the proofs of one invocation', () => {
     const session = new ProofSession(async () => {
       reads += 1;
       return world;
-    });
+    }, () => 0);
     const proof = await session.prove(['a'], ['new']);
     expect(proof.ok && proof.placed.map((p) => p.node)).toEqual(['new']);
     expect(reads).toBe(1);
@@ -117,14 +117,14 @@ describe('the proofs of one invocation', () => {
       reads += 1;
       if (reads === 1) throw new Error('the API server is restarting');
       return world;
-    });
+    }, () => 0);
     await expect(session.prove(['a'])).rejects.toThrow('the API server is restarting');
     const proof = await session.prove(['a']);
     expect(proof.ok && proof.placed.map((p) => [p.pod.name, p.node])).toEqual([['p', 'b']]);
     expect(reads).toBe(2);
     // A proof that fails is an answer (the command rolls back), not an error.
     const full = { ...world, cluster: cluster({ nodes: [node({ name: 'a' })], pods: on('a', pod({ name: 'q' })) }) };
-    const failing = new ProofSession(async () => full);
+    const failing = new ProofSession(async () => full, () => 0);
     expect((await failing.prove(['a'])).ok).toBe(false);
   });
 });

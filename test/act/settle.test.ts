@@ -5,10 +5,10 @@
 // the same name only then, while another command's pods, evicted meanwhile, would be bound into the
 // room the plan and the proof kept for it.
 import { describe, expect, it } from 'vitest';
-import { executePlan } from '../../src/app/act/executeCommands.ts';
+import { executePlan, resumeCommands } from '../../src/app/act/executeCommands.ts';
 import { attachControlPlane, ORDINAL } from '../support/fakeScheduler.ts';
 import { kubeNode, kubePod } from '../support/fakeKubeApi.ts';
-import { FAST, deleteDecision, evictions, passResult, replaceDecision, useWorlds } from './harness.ts';
+import { FAST, T0, deleteDecision, evictions, passResult, replaceDecision, useWorlds } from './harness.ts';
 
 const [A, B, S, T] = ['ip-10-1-1-1.ec2.internal', 'ip-10-2-2-2.ec2.internal', 'ip-10-3-3-3.ec2.internal', 'ip-10-4-4-4.ec2.internal'];
 const MINUTE = 60_000;
@@ -31,33 +31,41 @@ const podOf = (kind: 'StatefulSet' | 'ReplicaSet', name: string, app: string, or
   return { ...pod, metadata: { ...(pod['metadata'] as object), annotations: { [ORDINAL]: String(ordinal) } } };
 };
 
+/**
+ * A holds db-0 (a StatefulSet's, 1500m, `dbGraceMs` to terminate), B two web pods (400m each); S is
+ * empty (2 cpu), T has 1000m free.
+ */
+async function dbWorld(dbGraceMs: number) {
+  const w = await worlds.start(
+    [
+      kubeNode(A, { cpu: '2' }),
+      kubeNode(B, { cpu: '2' }),
+      kubeNode(S, { cpu: '2' }),
+      kubeNode(T, { cpu: '2' }),
+      workload('StatefulSet', 'db', 1, '1500m'),
+      workload('ReplicaSet', 'web', 2, '400m'),
+      workload('ReplicaSet', 'fill', 1, '1000m'),
+      podOf('StatefulSet', 'db-0', 'db', 0, A, '1500m'),
+      podOf('ReplicaSet', 'web-a', 'web', 0, B, '400m'),
+      podOf('ReplicaSet', 'web-b', 'web', 1, B, '400m'),
+      podOf('ReplicaSet', 'fill-a', 'fill', 0, T, '1000m'),
+    ],
+    { spare: false },
+  );
+  w.api.setClock(() => w.clock.nowMs);
+  w.api.setPodTermination((pod) => (String((pod['metadata'] as { name: string }).name).startsWith('db-') ? dbGraceMs : 0));
+  return w;
+}
+
 describe('the commands of a pass drain one after another', () => {
-  // A holds db-0 (a StatefulSet's, 1500m, 30 s to terminate), B two web pods (400m each). S is empty
-  // (2 cpu), T has 1000m free. The plan: delete A (db-0 onto S, the one node with room for it) and
+  // dbWorld with db-0 30 s to terminate. The plan: delete A (db-0 onto S, the one node with room for it) and
   // delete B (its pods onto T). Started together, B's pods were evicted while db-0 was still
   // terminating: kube-scheduler put them on S, the least allocated node, and db-0 came back to no room.
   it.each([
     ['waiting for kube-scheduler (the default)', [], undefined],
     ['without the wait (settle timeout 0: the proof goes ahead after one round)', ['default/db-0'], 0],
   ])('%s: pods Pending at the end %j', async (_name, pendingAtEnd, settleTimeoutMs) => {
-    const w = await worlds.start(
-      [
-        kubeNode(A, { cpu: '2' }),
-        kubeNode(B, { cpu: '2' }),
-        kubeNode(S, { cpu: '2' }),
-        kubeNode(T, { cpu: '2' }),
-        workload('StatefulSet', 'db', 1, '1500m'),
-        workload('ReplicaSet', 'web', 2, '400m'),
-        workload('ReplicaSet', 'fill', 1, '1000m'),
-        podOf('StatefulSet', 'db-0', 'db', 0, A, '1500m'),
-        podOf('ReplicaSet', 'web-a', 'web', 0, B, '400m'),
-        podOf('ReplicaSet', 'web-b', 'web', 1, B, '400m'),
-        podOf('ReplicaSet', 'fill-a', 'fill', 0, T, '1000m'),
-      ],
-      { spare: false },
-    );
-    w.api.setClock(() => w.clock.nowMs);
-    w.api.setPodTermination((pod) => (String((pod['metadata'] as { name: string }).name).startsWith('db-') ? 30_000 : 0));
+    const w = await dbWorld(30_000);
     const plane = attachControlPlane(w.api, { now: () => w.clock.nowMs });
 
     const report = await executePlan(passResult([deleteDecision([A]), deleteDecision([B])]), w.deps(10 * MINUTE), {
@@ -79,50 +87,83 @@ describe('the commands of a pass drain one after another', () => {
   });
 });
 
+describe('the wait is recorded with the command', () => {
+  // As above, but db-0 takes 10 minutes to terminate and every invocation ends after one round: the
+  // second command waits across invocations, and the 2-minute timeout counts from its first wait.
+  it('a later invocation keeps counting from the first wait: the second command evicts 2 minutes after it', async () => {
+    const w = await dbWorld(10 * MINUTE);
+    attachControlPlane(w.api, { now: () => w.clock.nowMs });
+    const start = w.clock.nowMs;
+    const once = { ...FAST, maxWaitMs: 0 };
+    const first = await executePlan(passResult([deleteDecision([A]), deleteDecision([B])]), w.deps(10 * MINUTE), once);
+    expect(first.commands.map((c) => [c.evicted, c.waitingFor])).toEqual([[1, 'pods'], [0, 'scheduler']]);
+    const noteOfB = async () => JSON.parse((await w.commands()).find((c) => c.nodes.includes(B))!.detail ?? '{}') as { note?: string; settlingSince?: number };
+    expect(await noteOfB()).toMatchObject({ note: expect.stringMatching(/^waiting before the first eviction: pods were evicted 0 s ago/), settlingSince: start });
+    let evictedAt: number | undefined;
+    for (let k = 1; k <= 8 && evictedAt === undefined; k += 1) {
+      w.clock.nowMs = start + k * 30_000;
+      const report = await resumeCommands(w.deps(10 * MINUTE), once);
+      if ((report.commands.find((c) => c.nodes.includes(B))?.evicted ?? 0) > 0) evictedAt = w.clock.nowMs - start;
+      else expect((await noteOfB()).note).toBe('waiting before the first eviction: StatefulSet pod default/db-0 is terminating and its successor is not placed yet');
+    }
+    expect(evictedAt).toBe(2 * MINUTE);
+  });
+});
+
 describe('a command whose pods the plan puts on another command\'s replacement', () => {
+  const E = 'ip-10-7-1-1.ec2.internal';
   const OLD = 'ip-10-5-5-5.ec2.internal';
   const D = 'ip-10-6-6-6.ec2.internal';
   const NEW = 'ip-10-9-9-9.ec2.internal';
+  const objects = [
+    kubeNode(E, { cpu: '2' }),
+    kubeNode(OLD, { cpu: '2' }),
+    kubeNode(D, { cpu: '2' }),
+    kubePod('default', 'web-1', { node: OLD }),
+    kubePod('default', 'web-2', { node: OLD }),
+    kubePod('default', 'batch-1', { node: D, cpu: '1500m' }),
+  ];
+  // Decision 1 deletes E (empty), decision 2 replaces OLD (two small pods) with an m5.large, decision 3
+  // deletes D, its 1500m pod planned onto that m5.large (replacement-2): no other node has room for it.
+  const decisions = (destinations: Record<string, string>) => [
+    deleteDecision([E]),
+    replaceDecision([OLD], { podDestinations: { 'default/web-1': 'replacement-2', 'default/web-2': 'replacement-2' } }),
+    { ...deleteDecision([D], 'single-node'), podDestinations: destinations },
+  ];
+  const stepsByNode = async (w: Awaited<ReturnType<typeof worlds.start>>) => Object.fromEntries((await w.commands()).map((c) => [c.nodes[0], c.step]));
 
-  // Decision 1 replaces OLD (two small pods) with an m5.large; decision 2 deletes D, its 1500m pod planned
-  // onto that m5.large (replacement-1): no other node has room for it. The replacement registers Ready
-  // after the first poll.
   it.each([
-    ['waits until that command has drained into it, then moves its pods there', true, ['done', 'done']],
-    ['(without the wait: proven before the replacement exists, it is rolled back)', false, ['done', 'rolledBack']],
-  ])('%s', async (_name, planned, steps) => {
-    const w = await worlds.start(
-      [
-        kubeNode(OLD, { cpu: '2' }),
-        kubeNode(D, { cpu: '2' }),
-        kubePod('default', 'web-1', { node: OLD }),
-        kubePod('default', 'web-2', { node: OLD }),
-        kubePod('default', 'batch-1', { node: D, cpu: '1500m' }),
-      ],
-      { spare: false },
-    );
-    const destinations: Record<string, string> = planned ? { 'default/batch-1': 'replacement-1' } : {};
-    const decisions = [
-      replaceDecision([OLD], { podDestinations: { 'default/web-1': 'replacement-1', 'default/web-2': 'replacement-1' } }),
-      { ...deleteDecision([D], 'single-node'), podDestinations: destinations },
-    ];
-    const deps = w.deps(10 * MINUTE, {
-      sleep: async (ms) => {
-        w.clock.nowMs += ms;
-        const launched = w.ec2.launched()[0];
-        if (launched !== undefined && w.api.store.get('Node', NEW) === undefined) w.registerNode(launched.id, NEW, true);
-      },
-    });
-    const report = await executePlan(passResult(decisions), deps, FAST);
-    expect(report.commands.map((c) => c.step)).toEqual(steps);
-    const evicted = evictions(w.api).map((e) => e.pod);
+    ['waits until that command has drained into it, then moves its pods there', true, 'done'],
+    ['(without that in the plan: proven at once, before the replacement exists and with OLD just tainted by its command, it has no room and is rolled back)', false, 'rolledBack'],
+  ])('%s', async (_name, planned, stepOfD) => {
+    const w = await worlds.start(objects, { spare: false });
+    // The first invocation ends after one round, before the replacement registers.
+    await executePlan(passResult(decisions(planned ? { 'default/batch-1': 'replacement-2' } : {})), w.deps(10 * MINUTE), { ...FAST, maxWaitMs: 0 });
+    const d = (await w.commands()).find((c) => c.nodes.includes(D))!;
     if (planned) {
-      // The replace command's pods first, then the delete's, once the replacement held them.
-      expect(evicted).toEqual(['default/web-1', 'default/web-2', 'default/batch-1']);
-      expect((await w.commands()).find((c) => c.nodes.includes(D))?.detail).toContain('"awaits"');
-    } else {
-      expect(evicted).toEqual(['default/web-1', 'default/web-2']);
-      expect(report.commands[1]?.endedBecause).toMatch(/default\/batch-1 would have no place/);
+      expect(d.step).toBe('tainted');
+      const replaceId = (await w.commands()).find((c) => c.nodes.includes(OLD))!.id;
+      expect(JSON.parse(d.detail ?? '{}')).toMatchObject({
+        awaits: [replaceId],
+        note: `waiting before the first eviction: command ${replaceId}, onto whose replacement the plan moves this command's pods, has not drained into it yet (launched)`,
+      });
     }
+    w.clock.nowMs += MINUTE;
+    w.registerNode(w.ec2.launched()[0]!.id, NEW, true);
+    await resumeCommands(w.deps(10 * MINUTE), FAST);
+    expect(await stepsByNode(w)).toEqual({ [E]: 'done', [OLD]: 'done', [D]: stepOfD });
+    const evicted = evictions(w.api).map((e) => e.pod);
+    // The replace command's pods first, then (with the wait) the delete's, once the replacement held them.
+    expect(evicted).toEqual(planned ? ['default/web-1', 'default/web-2', 'default/batch-1'] : ['default/web-1', 'default/web-2']);
+  });
+
+  it('a command it waits for that ends without draining (its replacement never came) lets it go on, proven on the cluster as it is then', async () => {
+    const w = await worlds.start(objects, { spare: false });
+    await executePlan(passResult(decisions({ 'default/batch-1': 'replacement-2' })), w.deps(2 * 60 * MINUTE), FAST);
+    // The replace command rolled back after the Ready timeout and gave OLD back: batch-1 has room there now.
+    expect(await stepsByNode(w)).toEqual({ [E]: 'done', [OLD]: 'rolledBack', [D]: 'done' });
+    expect(evictions(w.api).map((e) => e.pod)).toEqual(['default/batch-1']);
+    const rolledBackAt = (await w.commands()).find((c) => c.nodes.includes(OLD))!.updatedAt;
+    expect(rolledBackAt).toBeGreaterThanOrEqual(T0 + 10 * MINUTE);
   });
 });

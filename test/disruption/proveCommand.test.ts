@@ -69,7 +69,7 @@ describe('ProofSession: commands proven in one invocation', () => {
     const session = new ProofSession(async () => {
       reads += 1;
       return world;
-    });
+    }, () => 0);
     expect((await session.prove(['a'])).ok).toBe(true);
     const second = await session.prove(['b']);
     expect(second.ok).toBe(false);
@@ -80,11 +80,20 @@ describe('ProofSession: commands proven in one invocation', () => {
     expect(reads).toBe(2);
   });
 
+  it('a node another command tainted after the reading was taken takes no pod; given back, it does again', async () => {
+    const world = { cluster: cluster({ nodes: [node({ name: 'a', unschedulable: true }), node({ name: 'b' })], pods: on('a', pod({ name: 'p' })) }), nodePools: pools, catalog };
+    const session = new ProofSession(async () => world, () => 0);
+    session.close('b', true);
+    expect(await session.prove(['a'])).toMatchObject({ ok: false, unplaced: [{ pod: 'default/p' }] });
+    session.close('b', false);
+    expect(await session.prove(['a'])).toMatchObject({ ok: true, placed: [{ node: 'b' }] });
+  });
+
   it('reads again when the command\'s replacement is not in the reading yet', async () => {
     const before = { cluster: cluster({ nodes: [node({ name: 'a' })], pods: on('a', pod({ name: 'p' })) }), nodePools: pools, catalog };
     const after = { ...before, cluster: { ...before.cluster, nodes: [...before.cluster.nodes, node({ name: 'new' })] } };
     const readings = [before, after];
-    const session = new ProofSession(async () => readings.shift()!);
+    const session = new ProofSession(async () => readings.shift()!, () => 0);
     expect((await session.prove(['a'])).ok).toBe(false);
     const proof = await session.prove(['a'], ['new']);
     expect(proof.ok && proof.placed.map((p) => p.node)).toEqual(['new']);
@@ -145,15 +154,20 @@ describe('ProofSession.unsettled: the wait before a first eviction', () => {
   });
 
   it.each([
-    ['a pending pod the cluster has room for', pod({ name: 'web-r1', phase: 'Pending' }), /1 pending pod\(s\) the cluster has room for are not bound yet \(default\/web-r1\)/],
+    ['a pending pod the cluster has room for', [pod({ name: 'web-r1', phase: 'Pending' })], /^1 pending pod\(s\) the cluster has room for are not bound yet \(default\/web-r1\)$/],
+    [
+      'four such pods (three named)',
+      ['w1', 'w2', 'w3', 'w4'].map((name) => pod({ name, phase: 'Pending' })),
+      /^4 pending pod\(s\) the cluster has room for are not bound yet \(default\/w1, default\/w2, default\/w3, \.\.\.\)$/,
+    ],
     [
       'a terminating StatefulSet pod (its successor comes under the same name once it is gone)',
-      pod({ name: 'db-0', nodeName: 'a', terminating: true, ownerReferences: [{ kind: 'StatefulSet', name: 'db', controller: true }] }),
+      [pod({ name: 'db-0', nodeName: 'a', terminating: true, ownerReferences: [{ kind: 'StatefulSet', name: 'db', controller: true }] })],
       /StatefulSet pod default\/db-0 is terminating/,
     ],
   ])('waits for %s', async (_name, extra, why) => {
     const base = settled();
-    const { s } = session({ cluster: { ...base, pods: [...base.pods, extra] } }, { now: 0 });
+    const { s } = session({ cluster: { ...base, pods: [...base.pods, ...extra] } }, { now: 0 });
     expect(await s.unsettled()).toMatch(why);
   });
 

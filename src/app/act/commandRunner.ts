@@ -71,6 +71,8 @@ export interface RunContext {
   unsettled(): Promise<string | undefined>;
   /** A command evicted pods just now. */
   noteEvicted(): void;
+  /** A command tainted a node (closed: it takes no pod now) or gave it back. */
+  noteClosed(node: string, closed: boolean): void;
   /** Why one of these commands has not drained into its replacements yet (nor ended), or undefined. */
   awaiting(commandIds: readonly string[]): string | undefined;
   /** Something was disrupted now (stabilization window). */
@@ -275,6 +277,7 @@ export class CommandRunner {
       if ((await this.identify(node)) === undefined) continue;
       const result = await this.ctx.deps.nodes.taintAndCordon(node, this.taint, { ...this.uidOf(node), commandId: this.cmd.id });
       if (result === 'gone') this.markGone(node, 'it disappeared before it could be tainted');
+      else this.ctx.noteClosed(node, true);
       if (result === 'tainted') wrote = true;
     }
     if (wrote) await this.ctx.noteAction(this.now());
@@ -408,11 +411,7 @@ export class CommandRunner {
     await this.ensureTime();
     const awaited = this.ctx.awaiting(this.detail.awaits ?? []);
     if (awaited !== undefined) {
-      const note = `waiting before the first eviction: ${awaited}`;
-      if (this.detail.note !== note) {
-        this.detail.note = note;
-        await this.record({});
-      }
+      await this.noteWait(awaited);
       return 'awaiting';
     }
     const since = this.detail.settlingSince;
@@ -422,12 +421,9 @@ export class CommandRunner {
     if (since === undefined || this.clock() - since < this.ctx.options.settleTimeoutMs) {
       const why = await this.ctx.unsettled();
       if (why !== undefined) {
-        const note = `waiting before the first eviction: ${why}`;
-        if (since === undefined || this.detail.note !== note) {
-          this.detail.settlingSince ??= this.clock();
-          this.detail.note = note;
-          await this.record({});
-        }
+        // The timeout counts from the first wait, across invocations (recorded with the note).
+        this.detail.settlingSince ??= this.clock();
+        await this.noteWait(why);
         return 'settling';
       }
     }
@@ -442,6 +438,14 @@ export class CommandRunner {
     this.detail.note = `the ${proof.placed.length} pod(s) to move have a place on the live cluster`;
     await this.record({});
     return 'proven';
+  }
+
+  /** Says (in the stored note) what the command waits for before its first eviction, when that changed. */
+  private async noteWait(why: string): Promise<void> {
+    const note = `waiting before the first eviction: ${why}`;
+    if (this.detail.note === note) return;
+    this.detail.note = note;
+    await this.record({});
   }
 
   /** Records the rollback's reason and every replacement it must undo, then `rollBack` carries it out (now or in later ticks). */
@@ -494,6 +498,7 @@ export class CommandRunner {
     if (node !== undefined) {
       await this.ensureTime();
       await deps.nodes.taintAndCordon(node.name, this.taint, { ...(node.uid === undefined ? {} : { uid: node.uid }), commandId: this.cmd.id });
+      this.ctx.noteClosed(node.name, true);
       const evictedBefore = this.evicted;
       const left = await this.drainNodes([node.name], node.ready && initialized(node) ? undefined : { nowMs: this.now() });
       if (left.length > 0) {
@@ -504,6 +509,7 @@ export class CommandRunner {
         if (this.clock() - this.detail.progressAt >= this.ctx.options.drainTimeoutMs) {
           // The replacement runs pods that will not leave: it stays, as an ordinary node.
           await deps.nodes.untaintAndUncordon(node.name, this.taint.key, node.uid === undefined ? {} : { uid: node.uid });
+          this.ctx.noteClosed(node.name, false);
           return 'kept';
         }
         return 'leaving';
@@ -520,6 +526,8 @@ export class CommandRunner {
     for (const node of this.liveNodes()) {
       await this.ensureTime();
       await this.ctx.deps.nodes.untaintAndUncordon(node, this.taint.key, { ...this.uidOf(node), uncordon: !keepCordoned.has(node) });
+      // (Kept cordoned, it still takes no pod: the reading says so.)
+      this.ctx.noteClosed(node, false);
     }
   }
 

@@ -157,6 +157,7 @@ export class ActSession {
       prove: (oldNodes, own) => this.proofs.prove(oldNodes, own),
       unsettled: () => this.proofs.unsettled(),
       noteEvicted: () => this.proofs.noteEvicted(),
+      noteClosed: (node, closed) => this.proofs.close(node, closed),
       awaiting: (ids) => this.awaiting(ids),
       noteAction: (nowMs) => this.actions.note(nowMs),
       leaseHeld: () => this.lease.held(),

@@ -29,18 +29,31 @@ export const SETTLE_DELAY_MS = 5_000;
 export class ProofSession {
   private reading: Promise<ProveWorld> | undefined;
   private readAt = Number.NEGATIVE_INFINITY;
-  private lastEvictionAt: number | undefined;
+  /** When a command of this invocation last evicted pods (never: -Infinity). */
+  private lastEvictionAt = Number.NEGATIVE_INFINITY;
   private readonly placed = new Map<string, { readonly pod: Pod; readonly node: string }>();
   private readonly pendingByWorld = new WeakMap<ProveWorld, readonly Pod[]>();
+  /** Nodes a command of this invocation tainted (and has not given back) since its reading may have been taken. */
+  private readonly closedNodes = new Set<string>();
 
   constructor(
     private readonly read: () => Promise<ProveWorld>,
-    private readonly now: () => number = () => Date.now(),
+    private readonly now: () => number,
   ) {}
 
   /** Forget the reading: the next proof reads the cluster again. */
   newRound(): void {
     this.reading = undefined;
+  }
+
+  /**
+   * A command tainted `node` (closed) or gave it back (open). A reading shared by the commands of a
+   * round may predate the taints the later commands of the round put on their nodes: a proof must not
+   * place pods on a node another command is about to drain.
+   */
+  close(node: string, closed: boolean): void {
+    if (closed) this.closedNodes.add(node);
+    else this.closedNodes.delete(node);
   }
 
   /** A command of this invocation evicted pods just now. */
@@ -59,12 +72,10 @@ export class ProofSession {
    * the commands of a pass drain one after another.
    */
   async unsettled(): Promise<string | undefined> {
-    if (this.lastEvictionAt !== undefined) {
-      const since = this.now() - this.lastEvictionAt;
-      if (since < SETTLE_DELAY_MS) return `pods were evicted ${Math.round(since / 1000)} s ago and kube-scheduler may still be placing them`;
-      // A reading taken before the evicted pods could have been placed does not show where they went.
-      if (this.readAt < this.lastEvictionAt + SETTLE_DELAY_MS) this.reading = undefined;
-    }
+    const since = this.now() - this.lastEvictionAt;
+    if (since < SETTLE_DELAY_MS) return `pods were evicted ${Math.round(since / 1000)} s ago and kube-scheduler may still be placing them`;
+    // A reading taken before the evicted pods could have been placed does not show where they went.
+    if (this.readAt < this.lastEvictionAt + SETTLE_DELAY_MS) this.reading = undefined;
     const world = await this.current();
     const leaving = world.cluster.pods.find((p) => p.terminating && !isTerminal(p) && isOwnedByStatefulSet(p));
     if (leaving !== undefined) return `StatefulSet pod ${podKey(leaving)} is terminating and its successor is not placed yet`;
@@ -84,7 +95,7 @@ export class ProofSession {
       this.reading = undefined;
       world = await this.current();
     }
-    const cluster = withPlacements(world.cluster, [...this.placed.values()]);
+    const cluster = closing(withPlacements(world.cluster, [...this.placed.values()]), this.closedNodes);
     const proof = proveCommand({ ...world, cluster, oldNodes, ownReplacements, simulatorFactory: createSimulator });
     if (proof.ok) for (const p of proof.placed) this.placed.set(p.pod.uid, p);
     return proof;
@@ -102,4 +113,10 @@ export class ProofSession {
       throw error;
     }
   }
+}
+
+/** The cluster with `closed` nodes cordoned (they take no pod), whatever the reading said. */
+function closing(cluster: Cluster, closed: ReadonlySet<string>): Cluster {
+  if (!cluster.nodes.some((n) => closed.has(n.name) && !n.unschedulable)) return cluster;
+  return { ...cluster, nodes: cluster.nodes.map((n) => (closed.has(n.name) && !n.unschedulable ? { ...n, unschedulable: true } : n)) };
 }
