@@ -137,8 +137,11 @@ describe('a command whose pods the plan puts on another command\'s replacement',
     ['(without that in the plan: proven at once, before the replacement exists and with OLD just tainted by its command, it has no room and is rolled back)', false, 'rolledBack'],
   ])('%s', async (_name, planned, stepOfD) => {
     const w = await worlds.start(objects, { spare: false });
-    // The first invocation ends after one round, before the replacement registers.
-    await executePlan(passResult(decisions(planned ? { 'default/batch-1': 'replacement-2' } : {})), w.deps(10 * MINUTE), { ...FAST, maxWaitMs: 0 });
+    // The first invocation ends after one round, before the replacement registers. Command ids count
+    // down, so the store lists the waiting command before the one it waits for (the order resume finds).
+    let id = 10;
+    const newCommandId = () => `cmd-${--id}`;
+    await executePlan(passResult(decisions(planned ? { 'default/batch-1': 'replacement-2' } : {})), w.deps(10 * MINUTE, { newCommandId }), { ...FAST, maxWaitMs: 0 });
     const d = (await w.commands()).find((c) => c.nodes.includes(D))!;
     if (planned) {
       expect(d.step).toBe('tainted');

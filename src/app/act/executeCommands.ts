@@ -174,12 +174,11 @@ export class ActSession {
       return;
     }
     const known = new Set(this.runners.map((r) => r.id));
-    for (const cmd of stored) {
-      if (FINAL_COMMAND_STEPS.has(cmd.step) || known.has(cmd.id)) continue;
-      const runner = new CommandRunner(cmd, cmd.step, this.ctx);
-      this.runners.push(runner);
-      if ((await runner.tick()) === 'waiting') this.due.push(runner);
-    }
+    // Every unfinished command is known before any is ticked: a command waiting for another one
+    // (`awaiting`) takes a command it does not know for one that has ended.
+    const resumed = stored.filter((cmd) => !FINAL_COMMAND_STEPS.has(cmd.step) && !known.has(cmd.id)).map((cmd) => new CommandRunner(cmd, cmd.step, this.ctx));
+    this.runners.push(...resumed);
+    for (const runner of resumed) if ((await runner.tick()) === 'waiting') this.due.push(runner);
     await this.sweep(stored.filter((c) => !FINAL_COMMAND_STEPS.has(c.step)));
   }
 
