@@ -153,7 +153,12 @@ describe('a command whose pods the plan puts on another command\'s replacement',
     }
     w.clock.nowMs += MINUTE;
     w.registerNode(w.ec2.launched()[0]!.id, NEW, true);
-    await resumeCommands(w.deps(10 * MINUTE), FAST);
+    // One round per invocation: the replace command drains and ends in one, the delete goes on in a
+    // later one, where the command it waited for is no longer among the unfinished ones.
+    for (let k = 0; k < 4 && (await w.commands()).some((c) => !['done', 'rolledBack'].includes(c.step)); k += 1) {
+      w.clock.nowMs += 30_000;
+      await resumeCommands(w.deps(10 * MINUTE), { ...FAST, maxWaitMs: 0 });
+    }
     expect(await stepsByNode(w)).toEqual({ [E]: 'done', [OLD]: 'done', [D]: stepOfD });
     const evicted = evictions(w.api).map((e) => e.pod);
     // The replace command's pods first, then (with the wait) the delete's, once the replacement held them.

@@ -36,7 +36,8 @@ describe('proveCommand', () => {
 
   it('puts the pods on the command\'s own replacement before the room other nodes have', () => {
     const c = cluster({
-      nodes: [node({ name: 'old' }), node({ name: 'new' }), node({ name: 'other' })],
+      // (Alike but for the name, 'another' would win a tie.)
+      nodes: [node({ name: 'old' }), node({ name: 'new' }), node({ name: 'another' })],
       pods: on('old', pod({ name: 'a', requests: { cpu: 900, memory: 128 * Mi } })),
     });
     const proof = prove(c, ['old'], ['new']);
@@ -81,12 +82,19 @@ describe('ProofSession: commands proven in one invocation', () => {
   });
 
   it('a node another command tainted after the reading was taken takes no pod; given back, it does again', async () => {
-    const world = { cluster: cluster({ nodes: [node({ name: 'a', unschedulable: true }), node({ name: 'b' })], pods: on('a', pod({ name: 'p' })) }), nodePools: pools, catalog };
-    const session = new ProofSession(async () => world, () => 0);
-    session.close('b', true);
-    expect(await session.prove(['a'])).toMatchObject({ ok: false, unplaced: [{ pod: 'default/p' }] });
-    session.close('b', false);
-    expect(await session.prove(['a'])).toMatchObject({ ok: true, placed: [{ node: 'b' }] });
+    // b is the better fit (best fit: the least room left), c has room too.
+    const nodes = [node({ name: 'a', unschedulable: true }), node({ name: 'b' }), node({ name: 'c' })];
+    const world = { cluster: cluster({ nodes, pods: [...on('a', pod({ name: 'p', requests: { cpu: 900, memory: 128 * Mi } })), ...on('b', pod({ name: 'resident', requests: { cpu: 500, memory: 128 * Mi } }))] }), nodePools: pools, catalog };
+    // (A new session each time: a session counts a pod it proved as placed.)
+    const proveClosing = async (closed: string[], opened: string[] = []) => {
+      const session = new ProofSession(async () => world, () => 0);
+      for (const n of closed) session.close(n, true);
+      for (const n of opened) session.close(n, false);
+      return session.prove(['a']);
+    };
+    expect(await proveClosing(['b'])).toMatchObject({ ok: true, placed: [{ node: 'c' }] });
+    expect(await proveClosing(['b', 'c'])).toMatchObject({ ok: false, unplaced: [{ pod: 'default/p' }] });
+    expect(await proveClosing(['b', 'c'], ['b'])).toMatchObject({ ok: true, placed: [{ node: 'b' }] });
   });
 
   it('reads again when the command\'s replacement is not in the reading yet', async () => {
@@ -155,6 +163,11 @@ describe('ProofSession.unsettled: the wait before a first eviction', () => {
 
   it.each([
     ['a pending pod the cluster has room for', [pod({ name: 'web-r1', phase: 'Pending' })], /^1 pending pod\(s\) the cluster has room for are not bound yet \(default\/web-r1\)$/],
+    [
+      'three such pods (all named)',
+      ['w1', 'w2', 'w3'].map((name) => pod({ name, phase: 'Pending' })),
+      /^3 pending pod\(s\) the cluster has room for are not bound yet \(default\/w1, default\/w2, default\/w3\)$/,
+    ],
     [
       'four such pods (three named)',
       ['w1', 'w2', 'w3', 'w4'].map((name) => pod({ name, phase: 'Pending' })),
