@@ -1,9 +1,11 @@
 // A pass's plan checked the way it is carried out. The actuator starts every command of a pass at once:
-// every node the plan disrupts is tainted first; a delete evicts its pods at once; a replacement's
-// command evicts once its own new node is Ready, and the new nodes of the pass become Ready in no order
-// the plan controls. Each evicted pod is then recreated by its controller and bound, one at a time, by
-// kube-scheduler, whose default scoring (NodeResourcesFit, LeastAllocated) puts it on the feasible node
-// left least allocated: an empty new node of another command is the first choice of every pod.
+// every node the plan disrupts is tainted first; a delete evicts its pods first, one delete after
+// another (each once kube-scheduler has placed the pods evicted before it, app/act/proveLive.ts); a
+// replacement's command evicts once its own new node is Ready, and the new nodes of the pass become
+// Ready in no order the plan controls, so one may stand Ready and empty while another command drains.
+// Each evicted pod is then recreated by its controller and bound, one at a time, by kube-scheduler,
+// whose default scoring (NodeResourcesFit, LeastAllocated) puts it on the feasible node left least
+// allocated: an empty new node of another command is the first choice of every pod.
 //
 // The per-move check (schedulerCheck.ts) places each move's pods with its own replacement there and the
 // others not yet; here the whole plan is placed again under several carrying-out orders, and a decision
