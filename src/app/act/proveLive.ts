@@ -3,7 +3,7 @@
 // while kube-scheduler is still placing pods evicted moments earlier.
 import { proveCommand, withPlacements, type Proof } from '../../core/disruption/proveCommand.ts';
 import { placeablePendingPods } from '../../core/disruption/pendingPods.ts';
-import { isOwnedByStatefulSet, isTerminal, podKey } from '../../core/disruption/pods.ts';
+import { isOwnedByStatefulSet, isPending, isTerminal, podKey } from '../../core/disruption/pods.ts';
 import type { Catalog, Cluster, NodePool, Pod } from '../../core/model/types.ts';
 import { createSimulator } from '../../core/scheduling/simulator.ts';
 
@@ -81,7 +81,8 @@ export class ProofSession {
     if (leaving !== undefined) return `StatefulSet pod ${podKey(leaving)} is terminating and its successor is not placed yet`;
     let pending = this.pendingByWorld.get(world);
     if (pending === undefined) {
-      pending = placeablePendingPods(world.cluster, createSimulator(world));
+      // (A simulator indexes every pod of the cluster: only built when some pod is pending.)
+      pending = world.cluster.pods.some(isPending) ? placeablePendingPods(world.cluster, createSimulator(world)) : [];
       this.pendingByWorld.set(world, pending);
     }
     if (pending.length === 0) return undefined;
