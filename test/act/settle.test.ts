@@ -77,8 +77,7 @@ describe('the commands of a pass drain one after another', () => {
     expect(plane.pending()).toEqual(pendingAtEnd);
     if (pendingAtEnd.length === 0) {
       // B's pods were evicted only once db-0 was back and bound: after its 30 s of terminating.
-      const evictedAt = w.api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/eviction')).map((r) => r.path.split('/')[6]);
-      expect(evictedAt).toEqual(['db-0', 'web-a', 'web-b']);
+      expect(evictions(w.api).map((e) => e.pod)).toEqual(['default/db-0', 'default/web-a', 'default/web-b']);
       expect(plane.bindings.find((b) => b.pod === 'default/db-0')).toMatchObject({ node: S, at: expect.any(Number) });
       const dbBound = plane.bindings.find((b) => b.pod === 'default/db-0')!.at;
       const webBound = plane.bindings.filter((b) => b.pod.startsWith('default/web-')).map((b) => b.at);
