@@ -104,6 +104,8 @@ export class CommandRunner {
   private waitingFor: 'replacement' | 'pods' | 'scheduler' | undefined;
   private stoppedBecause: StopReason | undefined;
   private endedBecause: string | undefined;
+  /** This invocation has tainted the old nodes (step `tainted`). */
+  private taintedHere = false;
   /** `clockSeenAt` as last stored. */
   private storedClockSeenAt: number | undefined;
 
@@ -208,7 +210,13 @@ export class CommandRunner {
         await this.ensureTime();
         switch (this.cmd.step) {
           case 'tainted':
-            await this.taintAll();
+            // Once per invocation: a delete waiting for its turn (proveOrRollBack) ticks every poll, and
+            // tainting every node again each time cost two API calls per node per poll. A resumed command
+            // taints again; the drain looks every node up again before it evicts.
+            if (!this.taintedHere) {
+              await this.taintAll();
+              this.taintedHere = true;
+            }
             if (this.liveNodes().length === 0) {
               await this.noOldNodeLeft();
               break;
