@@ -226,12 +226,9 @@ export class CommandRunner {
               break;
             }
             {
-              const proof = await this.proveOrRollBack();
-              if (proof === 'awaiting') return this.waiting('replacement');
-              if (proof === 'settling') return this.waiting('scheduler');
-              if (proof === 'rolledBack') break;
+              const waiting = await this.proveAndDrain();
+              if (waiting !== undefined) return waiting;
             }
-            if (!(await this.drainAndTerminate())) return this.waiting('pods');
             break;
           case 'launched':
             if (!(await this.awaitReplacements())) return this.waiting('replacement');
@@ -253,11 +250,8 @@ export class CommandRunner {
                 return this.waiting('replacement');
               }
             }
-            const proof = await this.proveOrRollBack();
-            if (proof === 'awaiting') return this.waiting('replacement');
-            if (proof === 'settling') return this.waiting('scheduler');
-            if (proof === 'rolledBack') break;
-            if (!(await this.drainAndTerminate())) return this.waiting('pods');
+            const waiting = await this.proveAndDrain();
+            if (waiting !== undefined) return waiting;
             break;
           }
           case 'terminated':
@@ -446,6 +440,18 @@ export class CommandRunner {
     this.detail.note = `the ${proof.placed.length} pod(s) to move have a place on the live cluster`;
     await this.record({});
     return 'proven';
+  }
+
+  /**
+   * The proof (proveOrRollBack), then a drain round: the tick's outcome when the command waits, undefined
+   * when it moved on (drained and retired, or rolling back).
+   */
+  private async proveAndDrain(): Promise<TickOutcome | undefined> {
+    const proof = await this.proveOrRollBack();
+    if (proof === 'awaiting') return this.waiting('replacement');
+    if (proof === 'settling') return this.waiting('scheduler');
+    if (proof === 'rolledBack') return undefined;
+    return (await this.drainAndTerminate()) ? undefined : this.waiting('pods');
   }
 
   /** Says (in the stored note) what the command waits for before its first eviction, when that changed. */

@@ -12,7 +12,7 @@
 // command evicts (they were queued earlier), so the room they are about to take is not the command's.
 import type { Catalog, Cluster, NodePool, Pod } from '../model/types.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
-import { placeablePendingPods } from './pendingPods.ts';
+import { unboundPods } from '../scheduling/clusterChange.ts';
 import { isPending, isReschedulable, podKey } from './pods.ts';
 
 export interface ProofInput {
@@ -71,12 +71,11 @@ export function proveCommand(input: ProofInput): Proof {
  * does, and are left out, as Karpenter ignores their failures.
  */
 function withPendingPlaced(input: ProofInput, old: ReadonlySet<string>): Cluster {
-  if (!input.cluster.pods.some(isPending)) return input.cluster;
-  const simulator = input.simulatorFactory({ cluster: input.cluster, nodePools: input.nodePools, catalog: input.catalog });
-  const pending = placeablePendingPods(input.cluster, simulator);
+  const pending = unboundPods(input.cluster).filter(isPending);
   if (pending.length === 0) return input.cluster;
-  const result = simulator.simulate({ excludedNodes: old, pods: pending, maxNewNodes: 0 });
-  return withPlacements(input.cluster, result.placements.map((p) => ({ pod: p.pod, node: p.nodeName })));
+  // One simulation: the pods it finds no place for are the ones left out.
+  const placed = place(input, input.cluster, pending, old).placements;
+  return placed.length === 0 ? input.cluster : withPlacements(input.cluster, placed.map((p) => ({ pod: p.pod, node: p.nodeName })));
 }
 
 function place(input: ProofInput, cluster: Cluster, pods: readonly Pod[], excluded: ReadonlySet<string>) {
