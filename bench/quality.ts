@@ -441,6 +441,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     if (process.env['QUALITY_NOTES'] && acted.length === 0) {
       const cut = [...outcome.notes.values()].flat().find((n) => n.includes('carried out together'));
       if (cut) console.error(`pass ${pass}: no decision; ${cut}`);
+      if (process.env['QUALITY_NOTES'] === 'last') console.error(noteHistogram(outcome.notes));
     }
     if (acted.length === 0) break;
     passes = pass;
@@ -448,9 +449,7 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     cluster = done.cluster;
     evictions += done.evicted;
     if (process.env['QUALITY_NOTES'] && pass === Number(process.env['QUALITY_NOTES'])) {
-      const hist = new Map<string, number>();
-      for (const list of outcome.notes.values()) for (const n of list) { const k = n.replace(/[0-9.]+/g, '#').slice(0, 160); hist.set(k, (hist.get(k) ?? 0) + 1); }
-      console.error([...hist].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${v} ${k}`).join('\n'));
+      console.error(noteHistogram(outcome.notes));
     }
     if (process.env['QUALITY_DEBUG']) {
       const pendingNow = cluster.pods.filter((p) => p.nodeName === undefined).length;
@@ -552,4 +551,11 @@ for (const mode of modes) {
   const ffdKeptMean = of.reduce((s, r) => s + r.ffdKeptRatio, 0) / of.length;
   const evictions = of.reduce((s, r) => s + r.evictions, 0) / of.length;
   console.log(`${mode.padEnd(9)} mean ${mean.toFixed(3)}x  worst ${worst.toFixed(3)}x  end/ffd ${ffdMean.toFixed(3)}x  end/ffd-kept ${ffdKeptMean.toFixed(3)}x  pending in ${withPending}/${of.length} runs (${pendingPods} pods)  evictions ${evictions.toFixed(0)}`);
+}
+
+/** The notes of a pass's nodes, numbers blanked, counted: what held the most nodes back. */
+function noteHistogram(notes: ReadonlyMap<string, readonly string[]>): string {
+  const hist = new Map<string, number>();
+  for (const list of notes.values()) for (const n of list) { const k = n.replace(/[0-9.]+/g, '#').slice(0, 160); hist.set(k, (hist.get(k) ?? 0) + 1); }
+  return [...hist].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, v]) => `${v} ${k}`).join('\n');
 }

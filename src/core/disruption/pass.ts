@@ -47,6 +47,15 @@ import { countingFactory, newWork, workUnits, type Work } from './work.ts';
 
 /** Scheduler checks that rebuild the simulation (moves with replacements) per pass; see schedulerCheck.ts. */
 export const MAX_REBUILT_CHECKS_PER_PASS = 24;
+/**
+ * How far such checks go on in a pass that has taken nothing yet. The candidates come in the same order
+ * every pass, so a pass whose first checked moves were all refused would decide nothing, the next pass
+ * would see the same cluster and check the same moves first, and the moves after them would never be
+ * weighed: a cluster stopped short of what it could save (seen at 500 nodes, with 17-30 nodes left
+ * unchecked when the passes ran dry). Checking on until one move is taken breaks that loop; the cap keeps
+ * the cost of a pass that finds nothing bounded.
+ */
+export const MAX_REBUILT_CHECKS_BEFORE_A_DECISION = 4 * MAX_REBUILT_CHECKS_PER_PASS;
 
 export interface PassInput {
   readonly cluster: Cluster;
@@ -271,10 +280,15 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>): Decisi
   let decisions: Decision[] = [];
   const moves: PlannedMove[] = [];
   let rebuiltChecks = 0;
-  const launchesRefused = (): string | undefined =>
-    kubeWorld && rebuiltChecks >= MAX_REBUILT_CHECKS_PER_PASS
-      ? `not checked against kube-scheduler's placement: this pass already checked ${MAX_REBUILT_CHECKS_PER_PASS} moves that launch nodes; looked at again next pass`
-      : undefined;
+  const launchesRefused = (): string | undefined => {
+    if (!kubeWorld || rebuiltChecks < MAX_REBUILT_CHECKS_PER_PASS) return undefined;
+    if (decisions.length > 0) {
+      return `not checked against kube-scheduler's placement: this pass already checked ${rebuiltChecks} moves that launch nodes; looked at again next pass`;
+    }
+    if (rebuiltChecks < MAX_REBUILT_CHECKS_BEFORE_A_DECISION) return undefined;
+    // Nothing taken: the next pass, on the same cluster, would check the same moves first again.
+    return `not checked against kube-scheduler's placement: this pass checked ${rebuiltChecks} moves that launch nodes and could take none of them; the same moves come first again next pass unless the cluster changes`;
+  };
   const disruptedBy = new Map<string, number>();
 
   const allowed = new Set<MethodName>(input.methods ?? ['emptiness', 'multi-node', 'single-node', 'm-to-n']);
