@@ -6,6 +6,7 @@
 // room the plan and the proof kept for it.
 import { describe, expect, it } from 'vitest';
 import { executePlan, resumeCommands } from '../../src/app/act/executeCommands.ts';
+import { SETTLE_DELAY_MS } from '../../src/app/act/proveLive.ts';
 import { attachControlPlane, ORDINAL } from '../support/fakeScheduler.ts';
 import { kubeNode, kubePod } from '../support/fakeKubeApi.ts';
 import { FAST, T0, deleteDecision, evictions, passResult, replaceDecision, useWorlds } from './harness.ts';
@@ -177,5 +178,27 @@ describe('a command whose pods the plan puts on another command\'s replacement',
     expect(evictions(w.api).map((e) => e.pod)).toEqual(['default/batch-1']);
     const rolledBackAt = (await w.commands()).find((c) => c.nodes.includes(OLD))!.updatedAt;
     expect(rolledBackAt).toBeGreaterThanOrEqual(T0 + 10 * MINUTE);
+  });
+});
+
+describe('a command that waits only for the last eviction to settle', () => {
+  // Three deletes of one small pod each, room for all of them on K. Each command evicts once the one
+  // before it has settled (SETTLE_DELAY_MS after its eviction), and looks again then, not a whole poll
+  // later: a pass of twenty such deletes used to take twenty polls.
+  it('looks again when the settle delay ends: the three deletes drain in two sleeps of the delay, not two polls', async () => {
+    const K = 'ip-10-8-8-8.ec2.internal';
+    const w = await worlds.start(
+      [kubeNode(K, { cpu: '4' }), kubeNode(A, { cpu: '2' }), kubeNode(B, { cpu: '2' }), kubeNode(S, { cpu: '2' }), ...[A, B, S].map((n, i) => kubePod('default', `web-${i}`, { node: n, cpu: '200m' }))],
+      { spare: false },
+    );
+    const sleeps: number[] = [];
+    const sleep = async (ms: number) => {
+      sleeps.push(ms);
+      w.clock.nowMs += ms;
+    };
+    const report = await executePlan(passResult([A, B, S].map((n) => deleteDecision([n], 'single-node'))), w.deps(10 * MINUTE, { sleep }), FAST);
+    expect(report.commands.map((c) => [c.step, c.evicted])).toEqual([['done', 1], ['done', 1], ['done', 1]]);
+    expect(sleeps).toEqual([SETTLE_DELAY_MS, SETTLE_DELAY_MS]);
+    expect(FAST.pollIntervalMs).toBeGreaterThan(SETTLE_DELAY_MS);
   });
 });

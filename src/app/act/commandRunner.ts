@@ -874,6 +874,11 @@ export class CommandRunner {
     addError(this.detail, text);
   }
 
+  /** What the last tick waited for, when it waited. */
+  get waitsFor(): 'replacement' | 'pods' | 'scheduler' | undefined {
+    return this.waitingFor;
+  }
+
   private waiting(on: 'replacement' | 'pods' | 'scheduler'): TickOutcome {
     this.waitingFor = on;
     return 'waiting';

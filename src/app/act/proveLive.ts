@@ -62,6 +62,14 @@ export class ProofSession {
   }
 
   /**
+   * When the pods evicted last by a command of this invocation have had their moment to be placed: a
+   * command that waits for that alone looks again then, not a whole poll later.
+   */
+  settledAt(): number {
+    return this.lastEvictionAt + SETTLE_DELAY_MS;
+  }
+
+  /**
    * Why a command should not evict its first pod yet, or undefined. Pods evicted moments ago (by any
    * command of this invocation) are still being recreated and bound, and pending pods the cluster has
    * room for are about to be bound: until kube-scheduler has placed them, no one knows which room they
