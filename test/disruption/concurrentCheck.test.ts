@@ -195,6 +195,73 @@ describe('a pass whose decisions are cut decides the rest again (decideWithHeldB
   });
 });
 
+describe('a pass that keeps one move while moves that launch nodes were cut decides them again with roomy new nodes', () => {
+  type Roomy = Parameters<Parameters<typeof decideWithHeldBack>[0]>[2];
+  const work = { simulations: 1, podsSimulated: 10, podsIndexed: 100 };
+  const round = (names: string[], savings: number, cut: string[] = [], launching = cut): DecisionRound => ({
+    decisions: names.map((name) => ({ nodes: [name], savingsPerHour: savings / names.length }) as unknown as Decision),
+    verdicts: [],
+    notes: new Map(),
+    disruptedBy: new Map(),
+    evaluated: new Set(),
+    examined: new Set(),
+    worthMoving: new Set(),
+    rejectedMoves: [],
+    moves: [],
+    work,
+    cut: new Map(cut.map((n) => [n, `${n} strands a pod`])),
+    ...(launching.length > 0 ? { cutLaunching: { nodes: new Map(launching.map((n) => [n, `${n} strands a pod`])), cpuMillis: 1500, memoryBytes: 512 * Mi } } : {}),
+  });
+  /** Round k (from 0) answers `rounds[k]`; records what each round was given. */
+  const scripted = (rounds: DecisionRound[]) => {
+    const seen: { held: string[]; roomy?: string[]; cpuMillis?: number }[] = [];
+    const decide = (held: ReadonlyMap<string, string>, _previous?: DecisionRound, roomy?: Roomy) => {
+      seen.push({ held: [...held.keys()], ...(roomy ? { roomy: [...roomy.nodes.keys()], cpuMillis: roomy.cpuMillis } : {}) });
+      return rounds[seen.length - 1]!;
+    };
+    return { decide, seen };
+  };
+
+  it.each([
+    [
+      'x and y (replacements) cut, w kept: decided again with roomy new nodes, not held back; that round keeps all three and saves more',
+      [round(['w'], 1, ['x', 'y']), round(['w', 'x', 'y'], 2)],
+      [{ held: [] }, { held: [], roomy: ['x', 'y'], cpuMillis: 1500 }],
+      ['w', 'x', 'y'],
+    ],
+    [
+      'the roomy round saves more with as few moves: a packed move traded for a roomier one is not the pass',
+      [round(['w'], 1, ['x']), round(['z'], 2)],
+      [{ held: [] }, { held: [], roomy: ['x'], cpuMillis: 1500 }],
+      ['w'],
+    ],
+    [
+      'a move cut again in the roomy round is then held back (the round stays roomy)',
+      [round(['w'], 1, ['x', 'y']), round(['w', 'x'], 2, ['y']), round(['w', 'x', 'z'], 3)],
+      [{ held: [] }, { held: [], roomy: ['x', 'y'], cpuMillis: 1500 }, { held: ['y'], roomy: ['x', 'y'], cpuMillis: 1500 }],
+      ['w', 'x', 'z'],
+    ],
+    [
+      'a cut delete is held back as before, beside the roomy retry of a cut replacement',
+      [round(['w'], 1, ['d', 'x'], ['x']), round(['w', 'x'], 2)],
+      [{ held: [] }, { held: ['d'], roomy: ['x'], cpuMillis: 1500 }],
+      ['w', 'x'],
+    ],
+    [
+      'two moves kept: no roomy round, the cut replacement is held back as before',
+      [round(['v', 'w'], 2, ['x']), round(['v', 'w', 'z'], 3)],
+      [{ held: [] }, { held: ['x'] }],
+      ['v', 'w', 'z'],
+    ],
+  ] as const)('%s', (_name, rounds, given, expected) => {
+    const pass = scripted([...rounds]);
+    const out = decideWithHeldBack(pass.decide);
+    expect(pass.seen).toEqual(given);
+    expect(out.decisions.map((d) => d.nodes[0])).toEqual(expected);
+    expect(out).not.toHaveProperty('cutLaunching');
+  });
+});
+
 describe('a cut decision does not leave the rest of the budget unused', () => {
   const large = { instanceType: 'm5.large', allocatable: { cpu: 1930, memory: 6903 * Mi, pods: 29 }, capacity: { cpu: 2000, memory: 8192 * Mi, pods: 29 } };
   const pinned = { 'karpenter.sh/do-not-disrupt': 'true' };

@@ -559,7 +559,12 @@ function openNewNode(
       else overLimit.push(option);
     }
     const node = new NewNode(state.newNodes.length, pool, shared.catalog, options);
-    const keepRoom = () => sizing && node.keepRoomFor(sizing.mix.largestCpuMillis, sizing.mix.largestMemoryBytes);
+    const keepRoom = () =>
+      sizing &&
+      node.keepRoomFor(
+        Math.max(sizing.mix.largestCpuMillis, sizing.efficiency.roomAtLeast?.cpuMillis ?? 0),
+        Math.max(sizing.mix.largestMemoryBytes, sizing.efficiency.roomAtLeast?.memoryBytes ?? 0),
+      );
     if (sizing?.efficiency.roomFromFirstPod) keepRoom();
     const evaluation = node.evaluate(p, attempt, state);
     if (evaluation.ok) {

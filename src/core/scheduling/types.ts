@@ -28,6 +28,11 @@ export interface NewNodeEfficiency {
    * node sized for one large pod alone is still possible).
    */
   readonly roomFromFirstPod?: boolean;
+  /**
+   * Keep at least this much room, when more than the moved pods' own largest: the largest pod of every
+   * command carried out beside this one, which kube-scheduler may send to this node first as well.
+   */
+  readonly roomAtLeast?: { readonly cpuMillis: number; readonly memoryBytes: number };
 }
 
 export interface SimulationRequest {

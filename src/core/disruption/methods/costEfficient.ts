@@ -46,6 +46,30 @@ export function costSizedNewNodes(removedNodes: number): number {
  * before is refused.
  */
 export function* movesToCheck(view: PassView, proposal: Proposal): Generator<Proposal> {
+  const retry = view.roomyRetry;
+  if (retry && proposal.replacements.length > 0) {
+    // A round decided again after the pass's moves that launch nodes were cut when checked together:
+    // the commands start together, their new nodes come up in no order the plan controls, and
+    // kube-scheduler sends each command's pods to whichever new node is emptiest. Only the move that
+    // holds whichever command's pods come first is offered: every moved pod on its new nodes, each
+    // keeping room for the largest pod the pass moves.
+    const verdict = evaluateRemoval(view, proposal.candidates, proposal.method, {
+      maxNewNodes: proposal.replacements.length,
+      sizing: { ...ROOM_KEEPING_SIZING, roomAtLeast: { cpuMillis: retry.cpuMillis, memoryBytes: retry.memoryBytes } },
+      newNodesOnly: true,
+    });
+    if (verdict.ok) {
+      yield keepCap(proposal.move ? { ...verdict.proposal, move: proposal.move } : verdict.proposal, proposal);
+      return;
+    }
+    const room = `${retry.cpuMillis}m cpu / ${Math.ceil(retry.memoryBytes / 2 ** 20)}Mi memory`;
+    for (const c of proposal.candidates) {
+      const cut = retry.nodes.get(c.node.name);
+      const why = cut === undefined ? '' : `${cut}; `;
+      view.note(c.node.name, `not taken: ${why}with every moved pod on its new nodes, each keeping room for the largest pod of the pass (${room}): ${verdict.reason}; looked at again next pass`);
+    }
+    return;
+  }
   const sized = cheaperWithCostSizedNodes(view, proposal);
   yield sized;
   if (sized !== proposal) yield proposal;

@@ -65,6 +65,13 @@ export interface PassView {
    * such moves), or undefined while they are still checked. Absent: always checked.
    */
   launchesRefused?(): string | undefined;
+  /**
+   * Set in a round decided again because moves that launch nodes were cut when the pass was checked as a
+   * whole (concurrentCheck.ts; pass.ts decideWithHeldBack): every move that launches nodes may then only
+   * put every moved pod on its new nodes, each keeping room for the largest pod the pass moves
+   * (`cpuMillis`, `memoryBytes`). Absent otherwise.
+   */
+  readonly roomyRetry?: RoomyRetry;
   /** Totals of the `Balanced` pools at the start of the pass; absent when no pool is Balanced. */
   readonly balancedTotals?: ReadonlyMap<string, PoolTotals>;
   /** Records a move a Balanced score refused (for the plan, metrics and events). */
@@ -75,4 +82,12 @@ export interface ConsolidationMethod {
   readonly name: MethodName;
   /** The next command worth taking, or undefined when this method has nothing more to offer. */
   next(view: PassView): Proposal | undefined;
+}
+
+/** See PassView.roomyRetry. */
+export interface RoomyRetry {
+  /** The nodes of the cut moves, each with why it was cut (said again when the roomy move is not cheaper). */
+  readonly nodes: ReadonlyMap<string, string>;
+  readonly cpuMillis: number;
+  readonly memoryBytes: number;
 }
