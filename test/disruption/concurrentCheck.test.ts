@@ -122,10 +122,10 @@ describe('two deletes evicted together: small pods spread before the large one c
   });
 });
 
-describe('a pass whose decisions are cut decides the rest again (decideWithHeldBack)', () => {
-  const work = { simulations: 1, podsSimulated: 10, podsIndexed: 100 };
-  const outcome = (decisions: string[], cut: Record<string, string> = {}): DecisionRound => ({
-    decisions: decisions.map((name) => ({ nodes: [name] }) as unknown as Decision),
+/** A round of deciding (decideWithHeldBack's unit) with these decisions, by node, and these cut nodes. */
+function fakeRound(decisions: readonly Partial<Decision>[], cut: Record<string, string> = {}): DecisionRound {
+  return {
+    decisions: decisions as unknown as Decision[],
     verdicts: [],
     notes: new Map(),
     disruptedBy: new Map(),
@@ -134,9 +134,13 @@ describe('a pass whose decisions are cut decides the rest again (decideWithHeldB
     worthMoving: new Set(),
     rejectedMoves: [],
     moves: [],
-    work,
+    work: { simulations: 1, podsSimulated: 10, podsIndexed: 100 },
     cut: new Map(Object.entries(cut)),
-  });
+  };
+}
+
+describe('a pass whose decisions are cut decides the rest again (decideWithHeldBack)', () => {
+  const outcome = (decisions: string[], cut: Record<string, string> = {}): DecisionRound => fakeRound(decisions.map((name) => ({ nodes: [name] })), cut);
   /**
    * A pass in which the first `budget` of `order` not held back are decided, and `cuts` would strand a
    * pod (the check then cuts it and every decision after it).
@@ -197,20 +201,10 @@ describe('a pass whose decisions are cut decides the rest again (decideWithHeldB
 
 describe('a pass that keeps one move while moves that launch nodes were cut decides them again with roomy new nodes', () => {
   type Roomy = Parameters<Parameters<typeof decideWithHeldBack>[0]>[2];
-  const work = { simulations: 1, podsSimulated: 10, podsIndexed: 100 };
+  const why = (n: string) => `${n} strands a pod`;
   const round = (names: string[], savings: number, cut: string[] = [], launching = cut): DecisionRound => ({
-    decisions: names.map((name) => ({ nodes: [name], savingsPerHour: savings / names.length }) as unknown as Decision),
-    verdicts: [],
-    notes: new Map(),
-    disruptedBy: new Map(),
-    evaluated: new Set(),
-    examined: new Set(),
-    worthMoving: new Set(),
-    rejectedMoves: [],
-    moves: [],
-    work,
-    cut: new Map(cut.map((n) => [n, `${n} strands a pod`])),
-    ...(launching.length > 0 ? { cutLaunching: { nodes: new Map(launching.map((n) => [n, `${n} strands a pod`])), cpuMillis: 1500, memoryBytes: 512 * Mi } } : {}),
+    ...fakeRound(names.map((name) => ({ nodes: [name], savingsPerHour: savings / names.length })), Object.fromEntries(cut.map((n) => [n, why(n)]))),
+    ...(launching.length > 0 ? { cutLaunching: { nodes: new Map(launching.map((n) => [n, why(n)])), cpuMillis: 1500, memoryBytes: 512 * Mi } } : {}),
   });
   /** Round k (from 0) answers `rounds[k]`; records what each round was given. */
   const scripted = (rounds: DecisionRound[]) => {
