@@ -201,4 +201,23 @@ describe('a command that waits only for the last eviction to settle', () => {
     expect(sleeps).toEqual([SETTLE_DELAY_MS, SETTLE_DELAY_MS]);
     expect(FAST.pollIntervalMs).toBeGreaterThan(SETTLE_DELAY_MS);
   });
+
+  it('looks again then also while another command waits for something else (its replacement to be Ready)', async () => {
+    const K = 'ip-10-8-8-8.ec2.internal';
+    const OLD = 'ip-10-5-5-5.ec2.internal';
+    const w = await worlds.start(
+      [kubeNode(K, { cpu: '4' }), kubeNode(OLD, { cpu: '2' }), kubeNode(A, { cpu: '2' }), kubeNode(B, { cpu: '2' }), ...[A, B].map((n, i) => kubePod('default', `web-${i}`, { node: n, cpu: '200m' }))],
+      { spare: false },
+    );
+    const sleeps: number[] = [];
+    const sleep = async (ms: number) => {
+      sleeps.push(ms);
+      w.clock.nowMs += ms;
+    };
+    // The replacement never registers: that command waits for it until the invocation's time runs out.
+    const report = await executePlan(passResult([replaceDecision([OLD]), deleteDecision([A], 'single-node'), deleteDecision([B], 'single-node')]), w.deps(2 * MINUTE, { sleep }), FAST);
+    expect(report.commands.map((c) => [c.nodes[0], c.step])).toEqual([[OLD, 'launched'], [A, 'done'], [B, 'done']]);
+    expect(sleeps[0]).toBe(SETTLE_DELAY_MS);
+    expect(sleeps.slice(1).every((ms) => ms === FAST.pollIntervalMs)).toBe(true);
+  });
 });
