@@ -189,16 +189,10 @@ export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, p
   let best = round;
   const savings = (r: DecisionRound): number => r.decisions.reduce((sum, d) => sum + (d.savingsPerHour ?? 0), 0);
   for (let again = 0; again < MAX_DECIDE_AGAIN && round.cut.size > 0; again++) {
-    const fresh = again === 0 && round.decisions.length <= 1 ? [...(round.cutLaunching?.nodes ?? [])].filter(([n]) => !roomy?.nodes.has(n)) : [];
-    if (fresh.length > 0) {
-      const launching = round.cutLaunching!;
-      roomy = {
-        nodes: new Map([...(roomy?.nodes ?? []), ...fresh]),
-        cpuMillis: Math.max(roomy?.cpuMillis ?? 0, launching.cpuMillis),
-        memoryBytes: Math.max(roomy?.memoryBytes ?? 0, launching.memoryBytes),
-      };
-    }
-    held = new Map([...held, ...[...round.cut].filter(([n]) => !fresh.some(([f]) => f === n))]);
+    // The roomy round comes second, or not at all; it stays roomy for the round after it.
+    const roomyNow = again === 0 && round.decisions.length <= 1 ? round.cutLaunching : undefined;
+    if (roomyNow) roomy = roomyNow;
+    held = new Map([...held, ...[...round.cut].filter(([n]) => !roomyNow?.nodes.has(n))]);
     const capped = new Map(round.decisions.filter((d) => d.cappedAt).map((d) => [nodeSetKey(d), d.cappedAt!]));
     round = decide(held, round, roomy);
     for (const key of Object.keys(work) as (keyof Work)[]) work[key] += round.work[key];
@@ -210,7 +204,7 @@ export function decideWithHeldBack(decide: (held: ReadonlyMap<string, string>, p
       });
       round = { ...round, decisions };
     }
-    if (savings(round) >= savings(best) - 1e-9 && (fresh.length === 0 || round.decisions.length > best.decisions.length)) best = round;
+    if (savings(round) >= savings(best) - 1e-9 && (!roomyNow || round.decisions.length > best.decisions.length)) best = round;
   }
   const { cut: _cut, cutLaunching: _launching, ...outcome } = best;
   return { ...outcome, work };
