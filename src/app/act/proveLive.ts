@@ -83,7 +83,7 @@ export class ProofSession {
     const since = this.now() - this.lastEvictionAt;
     if (since < SETTLE_DELAY_MS) return `pods were evicted ${Math.round(since / 1000)} s ago and kube-scheduler may still be placing them`;
     // A reading taken before the evicted pods could have been placed does not show where they went.
-    if (this.readAt < this.lastEvictionAt + SETTLE_DELAY_MS) this.reading = undefined;
+    if (this.readAt < this.settledAt()) this.reading = undefined;
     const world = await this.current();
     const leaving = world.cluster.pods.find((p) => p.terminating && !isTerminal(p) && isOwnedByStatefulSet(p));
     if (leaving !== undefined) return `StatefulSet pod ${podKey(leaving)} is terminating and its successor is not placed yet`;

@@ -20,6 +20,7 @@
 import type { FeatureGates } from '../featureGates.ts';
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
 import type { Decision, RejectedMove } from '../plan.ts';
+import { demandMix } from '../scheduling/costEfficientTypes.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import type { PreferencePolicy } from '../scheduling/preferences.ts';
@@ -378,22 +379,13 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, roomy?:
   const checkTogether = (): boolean => {
     if (!kubeWorld || moves.length === checkedTogether || !moves.some((m) => m.proposal.candidates.some((c) => c.pods.length > 0))) return false;
     const verdict = keepConcurrentlySafe(checkContext, input.cluster, moves, checkedTogether);
-    const launching = [...verdict.cut.keys()].filter((index) => decisions[index]!.replacements.length > 0);
+    // (A round cuts once: a real pass checks at its end, a projected wave stops at its first cut.)
+    const launching = [...verdict.cut].filter(([index]) => decisions[index]!.replacements.length > 0);
     if (launching.length > 0) {
       // The largest pod of the whole plan: any command's pods may be drawn to a cut move's new node.
-      let cpuMillis = cutLaunching?.cpuMillis ?? 0;
-      let memoryBytes = cutLaunching?.memoryBytes ?? 0;
-      for (const move of moves) {
-        for (const c of move.proposal.candidates) {
-          for (const p of c.pods) {
-            cpuMillis = Math.max(cpuMillis, p.requests['cpu'] ?? 0);
-            memoryBytes = Math.max(memoryBytes, p.requests['memory'] ?? 0);
-          }
-        }
-      }
-      const nodes = new Map(cutLaunching?.nodes);
-      for (const index of launching) for (const name of decisions[index]!.nodes) nodes.set(name, verdict.cut.get(index)!);
-      cutLaunching = { nodes, cpuMillis, memoryBytes };
+      const mix = demandMix(moves.flatMap((m) => m.proposal.candidates.flatMap((c) => c.pods)));
+      const nodes = new Map(launching.flatMap(([index, reason]) => decisions[index]!.nodes.map((name) => [name, reason] as const)));
+      cutLaunching = { nodes, cpuMillis: mix.largestCpuMillis, memoryBytes: mix.largestMemoryBytes };
     }
     for (const [index, reason] of verdict.cut) {
       for (const name of decisions[index]!.nodes) {

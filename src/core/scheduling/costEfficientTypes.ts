@@ -7,6 +7,7 @@
 // per unit of what the moved pods ask, in the proportion they ask it, is close to the cheapest. Each such
 // node also keeps room for the largest moved pod: kube-scheduler's default scoring spreads pods over the
 // least allocated nodes, so small nodes packed full would leave a large pod with nowhere to go.
+import type { Pod } from '../model/types.ts';
 import type { NodeOption } from './newNode.ts';
 import type { NewNodeEfficiency } from './types.ts';
 
@@ -16,6 +17,23 @@ export interface DemandMix {
   readonly memoryBytes: number;
   readonly largestCpuMillis: number;
   readonly largestMemoryBytes: number;
+}
+
+/** What the pods of a simulation ask in all (the proportion cost-efficient sizing weighs types in). */
+export function demandMix(pods: readonly Pod[]): DemandMix {
+  let cpuMillis = 0;
+  let memoryBytes = 0;
+  let largestCpuMillis = 0;
+  let largestMemoryBytes = 0;
+  for (const pod of pods) {
+    const cpu = pod.requests['cpu'] ?? 0;
+    const memory = pod.requests['memory'] ?? 0;
+    cpuMillis += cpu;
+    memoryBytes += memory;
+    largestCpuMillis = Math.max(largestCpuMillis, cpu);
+    largestMemoryBytes = Math.max(largestMemoryBytes, memory);
+  }
+  return { cpuMillis, memoryBytes, largestCpuMillis, largestMemoryBytes };
 }
 
 /**

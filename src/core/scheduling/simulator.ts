@@ -19,7 +19,7 @@ import { typeCatalogOf, type TypeCatalog } from './instanceTypes.ts';
 import { labelsMatchAlternatives } from './nodeAffinity.ts';
 import { buildPools, type PoolInfo } from './nodePools.ts';
 import { NewNode, type NodeOption } from './newNode.ts';
-import { costEfficientOptions, type DemandMix } from './costEfficientTypes.ts';
+import { costEfficientOptions, demandMix, type DemandMix } from './costEfficientTypes.ts';
 import { Namespaces, PodIndex, podIndexOf } from './podIndex.ts';
 import { preparePod, type PrepareContext, type PreparedPod } from './podConstraints.ts';
 import { sortedLazily } from './podQueue.ts';
@@ -513,23 +513,6 @@ function remainingLimits(pool: PoolInfo, state: CallState): Record<string, numbe
 function withinLimits(capacity: Readonly<Record<string, number>>, remaining: Readonly<Record<string, number>>): boolean {
   for (const [key, value] of Object.entries(remaining)) if ((capacity[key] ?? 0) > value) return false;
   return true;
-}
-
-/** What the pods of a simulation ask in all (the proportion cost-efficient sizing weighs types in). */
-function demandMix(pods: readonly Pod[]): DemandMix {
-  let cpuMillis = 0;
-  let memoryBytes = 0;
-  let largestCpuMillis = 0;
-  let largestMemoryBytes = 0;
-  for (const pod of pods) {
-    const cpu = pod.requests[CPU] ?? 0;
-    const memory = pod.requests[MEMORY] ?? 0;
-    cpuMillis += cpu;
-    memoryBytes += memory;
-    largestCpuMillis = Math.max(largestCpuMillis, cpu);
-    largestMemoryBytes = Math.max(largestMemoryBytes, memory);
-  }
-  return { cpuMillis, memoryBytes, largestCpuMillis, largestMemoryBytes };
 }
 
 /** Opens a new node for `p` from the first pool that can take it, or says why none can. */
