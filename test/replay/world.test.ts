@@ -81,6 +81,50 @@ describe('World', () => {
     expect(world.counters.dollars).toBeCloseTo((0.096 + 0.192) * (2 / 60), 6);
   });
 
+  it.each([
+    // A 1000m pod fits beside nothing on the launching m5.large (1930m): it waits for it, as Karpenter's
+    // scheduler places pending pods on its in-flight nodes before it creates new ones.
+    { name: 'waits for the launching replacement it fits on', cpu: 1000, launchedForPending: 0 },
+    // A 3000m pod does not fit on an m5.large: it gets a node of its own.
+    { name: 'gets a node of its own when it fits on no launching node', cpu: 3000, launchedForPending: 1 },
+  ])('a pod pending while a replacement launches $name', ({ cpu, launchedForPending }) => {
+    const full = node({ name: 'full' });
+    const old = node({ name: 'old', instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14 * Gi, pods: 58 } });
+    const world = new World(cluster({ nodes: [full, old], pods: [...on('full', pod({ name: 'filler', requests: { cpu: 1900, memory: Gi } })), ...on('old', pod({ name: 'small', requests: { cpu: 100, memory: 100 * Mi } }))] }), T0, settings());
+    world.carryOut([replaceDecision(['old'])]);
+    const replacement = world.snapshot().nodes.find((n) => !n.ready)!.name;
+
+    world.addPods([pod({ name: 'newcomer', requests: { cpu, memory: Gi } })]);
+    world.settle();
+    expect(world.pendingCount()).toBe(1); // no Ready node has room: full is full, old is tainted
+    expect(world.counters.nodesLaunchedForPending).toBe(launchedForPending);
+    expect(world.snapshot().nodes).toHaveLength(3 + launchedForPending); // full, old, its replacement
+
+    world.advanceTo(T0 + minutes(2), minutes(1));
+    const now = world.snapshot();
+    expect(world.pendingCount()).toBe(0);
+    const newcomerOn = now.pods.find((p) => p.name === 'newcomer')!.nodeName;
+    if (launchedForPending === 0) expect(newcomerOn).toBe(replacement);
+    else expect(newcomerOn).not.toBe(replacement);
+  });
+
+  it('counts the pods already waiting for a launching node against its room', () => {
+    const full = node({ name: 'full' });
+    const old = node({ name: 'old', instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14 * Gi, pods: 58 } });
+    const world = new World(cluster({ nodes: [full, old], pods: [...on('full', pod({ name: 'filler', requests: { cpu: 1900, memory: Gi } })), ...on('old', pod({ name: 'small', requests: { cpu: 100, memory: 100 * Mi } }))] }), T0, settings());
+    world.carryOut([replaceDecision(['old'])]);
+    // One 1000m pod, then another a step later: the launching m5.large (1930m) holds only the first.
+    world.addPods([pod({ name: 'first', requests: { cpu: 1000, memory: Gi } })]);
+    world.settle();
+    world.addPods([pod({ name: 'second', requests: { cpu: 1000, memory: Gi } })]);
+    world.settle();
+    expect(world.counters.nodesLaunchedForPending).toBe(1);
+    world.advanceTo(T0 + minutes(2), minutes(1));
+    expect(world.pendingCount()).toBe(0);
+    const nodeOf = (name: string) => world.snapshot().pods.find((p) => p.name === name)!.nodeName;
+    expect(nodeOf('first')).not.toBe(nodeOf('second'));
+  });
+
   it('counts regret when a replacement is disrupted again within 30 minutes, not after', () => {
     const world = new World(cluster({ nodes: [node({ name: 'old', instanceType: 'm5.xlarge' })], pods: on('old', pod({ requests: { cpu: 100, memory: 100 * Mi } })) }), T0, settings({ launchDelayMs: 0 }));
     world.carryOut([replaceDecision(['old'])]);

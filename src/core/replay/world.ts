@@ -355,8 +355,10 @@ export class World {
 
   /**
    * Karpenter's provisioning, modelled: the pending pods not already waiting for a launching node are
-   * packed by the same simulation the consolidation pass uses, onto as many new nodes as needed, and each
-   * new node is launched as the cheapest offering of its cheapest type.
+   * packed by the same simulation the consolidation pass uses. Nodes launched and not Ready yet count as
+   * capacity first (Karpenter's scheduler places pending pods on its in-flight NodeClaims before it
+   * creates new ones), less the pods already waiting for them; a pod that fits on one waits for it. The
+   * rest go onto as many new nodes as needed, each launched as the cheapest offering of its cheapest type.
    */
   private provision(): void {
     const waiting = this.pods.filter((p) => isPending(p) && !this.nominated.has(p.uid));
@@ -364,11 +366,23 @@ export class World {
     // Pods that fit on no new node stay pending: do not search again until they or the nodes change.
     const key = `${waiting.map((p) => p.uid).join(',')}|${this.nodes.map((n) => n.name).join(',')}`;
     if (key === this.unprovisionable) return;
-    const cluster: Cluster = { ...this.rest, nodes: this.nodes, pods: this.pods };
+    // The in-flight nodes as they will be once Ready, holding the pods that wait for them.
+    const nodes = this.nodes.map((n) => (this.readyAt.has(n.name) ? { ...n, ready: true, readySince: this.nowMs } : n));
+    const pods = this.pods.map((p) => {
+      const target = this.nominated.get(p.uid);
+      return target !== undefined && this.readyAt.has(target) && isPending(p) ? { ...p, nodeName: target, phase: 'Running' as const } : p;
+    });
+    const cluster: Cluster = { ...this.rest, nodes, pods };
     const simulator = createSimulator({ cluster, nodePools: this.settings.nodePools, catalog: this.settings.catalog });
-    // Only new nodes: the scheduler model has already said no existing node takes these pods.
-    const excluded = new Set(this.nodes.map((n) => n.name));
+    // Only in-flight and new nodes: the scheduler model has already said no Ready node takes these pods.
+    const excluded = new Set(this.nodes.filter((n) => !this.readyAt.has(n.name)).map((n) => n.name));
     const result = simulator.simulate({ excludedNodes: excluded, pods: waiting, maxNewNodes: waiting.length });
+    let nominatedInFlight = 0;
+    for (const { pod, nodeName } of result.placements) {
+      if (!this.readyAt.has(nodeName)) continue;
+      this.nominated.set(pod.uid, nodeName);
+      nominatedInFlight += 1;
+    }
     for (const plan of result.newNodes) {
       const option = plan.options[0];
       const offering = option?.offerings[0];
@@ -377,7 +391,7 @@ export class World {
       this.counters.nodesLaunchedForPending += 1;
       for (const pod of plan.pods) this.nominated.set(pod.uid, name);
     }
-    this.unprovisionable = result.newNodes.length === 0 ? key : undefined;
+    this.unprovisionable = result.newNodes.length === 0 && nominatedInFlight === 0 ? key : undefined;
     if (this.settings.launchDelayMs <= 0) this.bind();
   }
 }
