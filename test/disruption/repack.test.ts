@@ -74,6 +74,52 @@ describe('1 -> 2 split (kubernetes-sigs/karpenter#1442)', () => {
   });
 });
 
+describe('a split onto more than two nodes sized for cost', () => {
+  const sized = (name: string, cpu: number, pods: number) =>
+    node({ name, instanceType: 'old', allocatable: { cpu, memory: 63 * Gi, pods }, capacity: { cpu: cpu + 100, memory: 64 * Gi, pods } });
+  const oldType = (cpu: number, pods: number, price: number) => instanceType('old', { cpu, memory: 63 * Gi, pods }, price);
+  const many = (count: number, cpu: number, memory: number) => Array.from({ length: count }, () => pod({ requests: { cpu, memory } }));
+
+  it.each([
+    {
+      // A 12-vCPU node ($0.90) of twelve 800m pods. Below its price only `medium` ($0.85) and `small`
+      // ($0.20) exist: no single cheaper type holds the pods, and the packer's two-node split (a medium
+      // with nine, a small with three: $1.05) saves nothing. Smalls are the cheapest per vCPU even
+      // keeping room for one more 800m pod each: four of them ($0.80) hold three pods apiece.
+      name: 'when two nodes cannot make it cheaper',
+      old: { cpu: 11900, pods: 110, price: 0.9 },
+      types: [instanceType('small', { cpu: 3900, memory: 15 * Gi, pods: 58 }, 0.2), instanceType('medium', { cpu: 7900, memory: 31 * Gi, pods: 110 }, 0.85)],
+      pods: () => many(12, 800, Gi),
+      expected: ['small', 'small', 'small', 'small'],
+      savesPerHour: 0.1,
+    },
+    {
+      // A 16-vCPU node ($1.00): a 1000m pod and 47 of 300m. The packer fills a `dense` node (cheap per
+      // vCPU, but 40 pod slots) to its last slot and puts the other 8 pods on a `mini` of 2500m ($0.90
+      // in all); bound least allocated first, the small pods fill both and the 1000m pod finds no room.
+      // Sized for cost, the 8 go onto a `mid` instead ($0.95), where any of them, the 1000m pod too, fits.
+      name: 'when kube-scheduler would strand a pod of the packed two',
+      old: { cpu: 15900, pods: 234, price: 1 },
+      types: [
+        instanceType('mini', { cpu: 2500, memory: 15 * Gi, pods: 58 }, 0.25),
+        instanceType('mid', { cpu: 7900, memory: 31 * Gi, pods: 110 }, 0.3),
+        instanceType('dense', { cpu: 15900, memory: 63 * Gi, pods: 40 }, 0.65),
+      ],
+      pods: () => [pod({ requests: { cpu: 1000, memory: Gi } }), ...many(47, 300, 256 * Mi)],
+      expected: ['dense', 'mid'],
+      savesPerHour: 0.05,
+    },
+  ])('splits the node $name', ({ old, types, pods, expected, savesPerHour }) => {
+    const catalog: Catalog = { region: 'us-east-1', instanceTypes: [...types, oldType(old.cpu, old.pods, old.price)] };
+    const out = pass(cluster({ nodes: [sized('n', old.cpu, old.pods)], pods: on('n', ...pods()) }), [nodePool()], catalog);
+    expect(out.decisions).toHaveLength(1);
+    const d = out.decisions[0]!;
+    expect(d).toMatchObject({ method: 'single-node', move: 'm-to-n', action: 'replace', nodes: ['n'], currentPricePerHour: old.price });
+    expect(d.replacements.map((r) => r.instanceTypes[0]).sort()).toEqual(expected);
+    expect(d.savingsPerHour).toBeCloseTo(savesPerHour, 6);
+  });
+});
+
 describe('repack under Balanced (every method allowed, each move scored)', () => {
   // The split of `b` saves $0.10/hr. Alone in its pool it is all of the pool's disruption: score 0.2.
   // Next to three full `small` nodes holding 20 do-not-disrupt pods each, it is a small share: score ~2.

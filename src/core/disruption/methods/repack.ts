@@ -3,7 +3,12 @@
 // most one new node:
 //   - a split (m = 1, n = 2): a node whose pods fit on two cheaper nodes but on no single cheaper one
 //     (kubernetes-sigs/karpenter#1442). The simulation is run with every type priced at or above the
-//     node ruled out, so its packer has to open a second node instead of one like the node itself;
+//     node ruled out, so its packer has to open a second node instead of one like the node itself.
+//     When that finds nothing cheaper, or kube-scheduler's check refuses it (the packer fills the first
+//     new node to its last pod slot or millicore, and spreading strands a pod), the node is tried again
+//     on up to MAX_REPACK_NEW_NODES new nodes sized for cost, each keeping room for its largest pod
+//     (costEfficient.ts): a full c6g.16xlarge whose 220 pods no cheaper 64-vCPU type has slots for
+//     goes onto an hpc7g.16xlarge and an a1.4xlarge;
 //   - a merge (m >= 3, n < m): e.g. three half-full nodes into two, where no two of them fit into one.
 // The same rules as every move apply: the savings threshold summed over the removed nodes, the pools'
 // Underutilized budgets, PDBs and do-not-disrupt (through the candidates), pool limits (through the
@@ -15,7 +20,7 @@
 import type { Candidate } from '../candidates.ts';
 import { launchPricePerHour } from '../prices.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
-import { asRepack } from './costEfficient.ts';
+import { asRepack, COST_EFFICIENT_SIZING } from './costEfficient.ts';
 import { better, cappedOrderings, firstAccepted, markCapped, prefixSizes } from './multiNode.ts';
 import type { ConsolidationMethod, PassView, Proposal } from './types.ts';
 
@@ -61,26 +66,38 @@ export function createRepack(): ConsolidationMethod {
         if (!view.ledger.canTake([candidate.pool.name], 'Underutilized')) continue;
         splitTried.add(candidate.node.name);
         const nodePrice = candidate.pricePerHour!;
-        const verdict = evaluateRemoval(view, [candidate], 'single-node', {
+        const packed = evaluateRemoval(view, [candidate], 'single-node', {
           maxNewNodes: 2,
           move: 'm-to-n',
           newNodeTypes: (_type, offerings) => launchPricePerHour(offerings) < nodePrice,
         });
-        if (!verdict.ok) {
-          // A Balanced score's refusal keeps its own wording (the plan and the events tell score
-          // sentences apart by it); the best-case one is the same sentence single-node noted already.
-          view.note(candidate.node.name, verdict.scoreBlocked ? verdict.reason : `split into two nodes: ${verdict.reason}`);
+        // A Balanced score's refusal keeps its own wording (the plan and the events tell score
+        // sentences apart by it); the best-case one is the same sentence single-node noted already.
+        if (!packed.ok && packed.scoreBlocked) {
+          view.note(candidate.node.name, packed.reason);
           continue;
         }
-        if (verdict.proposal.replacements.length < 2) continue; // a one-for-one swap is single-node's
-        const proposal = asRepack(verdict.proposal);
-        const rejected = view.schedulerCheck(proposal);
-        if (rejected !== undefined) {
-          view.note(candidate.node.name, rejected);
-          continue;
+        let refusal = packed.ok ? undefined : `split into two nodes: ${packed.reason}`;
+        if (packed.ok && packed.proposal.replacements.length >= 2) {
+          const proposal = asRepack(packed.proposal);
+          refusal = view.schedulerCheck(proposal);
+          if (refusal === undefined) {
+            split = proposal;
+            break;
+          }
+        } else if (packed.ok) {
+          continue; // a one-for-one swap is single-node's
         }
-        split = proposal;
-        break;
+        const sized = evaluateRemoval(view, [candidate], 'single-node', { maxNewNodes: MAX_REPACK_NEW_NODES, move: 'm-to-n', sizing: COST_EFFICIENT_SIZING });
+        if (sized.ok && sized.proposal.replacements.length >= 2) {
+          const proposal = asRepack(sized.proposal);
+          const rejected = view.schedulerCheck(proposal);
+          if (rejected === undefined) {
+            split = proposal;
+            break;
+          }
+        }
+        view.note(candidate.node.name, refusal!);
       }
       if (merge && split) return better(split, merge) ? split : merge;
       return merge ?? split;
