@@ -151,6 +151,23 @@ export function m5Catalog(): Catalog {
   };
 }
 
+/**
+ * Four small types of 2 to 5 cores priced about alike per core, and a 16-core `huge` at `hugePricePerHour`:
+ * the catalog of the tests where a move's pods overflow its new nodes into small holes on kept `e4` nodes.
+ */
+export function overflowCatalog(hugePricePerHour: number): Catalog {
+  return {
+    region: 'us-east-1',
+    instanceTypes: [
+      instanceType('tiny', { cpu: 2000, memory: 16 * Gi, pods: 58 }, 0.1),
+      instanceType('mid3', { cpu: 3000, memory: 16 * Gi, pods: 58 }, 0.16),
+      instanceType('e4', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.22),
+      instanceType('mid5', { cpu: 5000, memory: 16 * Gi, pods: 58 }, 0.26),
+      instanceType('huge', { cpu: 16000, memory: 64 * Gi, pods: 110 }, hugePricePerHour),
+    ],
+  };
+}
+
 export function nodePool(overrides: Partial<NodePool> = {}): NodePool {
   return {
     name: 'default',

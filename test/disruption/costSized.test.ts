@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Catalog, Cluster, NodePool } from '../../src/core/model/types.ts';
-import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
+import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, pod, T0 } from '../builders.ts';
 
 const pass = (c: Cluster, pools: NodePool[], catalog: Catalog) =>
   runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull });
@@ -90,16 +90,7 @@ describe('a move whose pods overflow its new node into small holes: taken with e
   // as allocated as the kept ones, more than it was planned to hold, and the last 900m pod finds no hole
   // big enough: both are refused. With every moved pod planned on the new node (a 5-core `mid5`, room
   // for a 900m pod beside them) no binding order can fill it: that move is taken.
-  const catalog: Catalog = {
-    region: 'us-east-1',
-    instanceTypes: [
-      instanceType('tiny', { cpu: 2000, memory: 16 * Gi, pods: 58 }, 0.1),
-      instanceType('mid3', { cpu: 3000, memory: 16 * Gi, pods: 58 }, 0.16),
-      instanceType('e4', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.22),
-      instanceType('mid5', { cpu: 5000, memory: 16 * Gi, pods: 58 }, 0.26),
-      instanceType('huge', { cpu: 16000, memory: 64 * Gi, pods: 110 }, 0.8),
-    ],
-  };
+  const catalog = overflowCatalog(0.8);
   const tiny = { cpu: 100, memory: 16 * Mi };
   function overflowing(holeMillis: number) {
     const kept = ['e1', 'e2', 'e3'].map((name) =>

@@ -6,7 +6,7 @@ import { goDurationOrNull as durationOrNull } from '../../src/core/input/duratio
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
 import { parseReplacementBound } from '../../src/core/disruption/sizeBound.ts';
 import type { Catalog, Cluster, ConsolidationPolicy, NodePool } from '../../src/core/model/types.ts';
-import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, pod, T0 } from '../builders.ts';
+import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, pod, T0 } from '../builders.ts';
 
 function pass(c: Cluster, pools: NodePool[], catalog: Catalog, extra: Partial<PassInput> = {}) {
   return runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull, ...extra });
@@ -120,6 +120,35 @@ describe('a split onto more than two nodes sized for cost', () => {
   });
 });
 
+describe('a split sized for cost that kube-scheduler would strand too', () => {
+  // c (a $1.20 16-core `huge`) holds six 900m pods and forty of 100m; three kept nodes have 400m holes.
+  // The packed split (small pods in the holes, the rest on two new nodes) and the split onto two `mid5`
+  // sized for cost are both refused: bound least allocated first, the small pods go to the emptiest
+  // (new) nodes beyond what they were planned to hold, and a 900m pod finds no room. Nothing is taken.
+  const catalog = overflowCatalog(1.2);
+
+  it('is refused, and the node says why for both splits', () => {
+    const kept = ['e1', 'e2', 'e3'].map((name) =>
+      node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+    );
+    const c = node({ name: 'c', instanceType: 'huge', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });
+    const out = pass(
+      cluster({
+        nodes: [...kept, c],
+        pods: [
+          ...kept.flatMap((n) => on(n.name, pod({ requests: { cpu: 3600, memory: 16 * Mi } }))),
+          ...on('c', ...Array.from({ length: 6 }, (_, i) => pod({ name: `large-${i}`, requests: { cpu: 900, memory: 16 * Mi } }))),
+          ...on('c', ...Array.from({ length: 40 }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 100, memory: 16 * Mi } }))),
+        ],
+      }),
+      [nodePool()],
+      catalog,
+    );
+    expect(out.decisions).toEqual([]);
+    expect(notes(out, 'c')).toMatch(/would stay Pending.*; split onto 2 nodes sized for cost, also not taken: .*would stay Pending/);
+  });
+});
+
 describe('repack under Balanced (every method allowed, each move scored)', () => {
   // The split of `b` saves $0.10/hr. Alone in its pool it is all of the pool's disruption: score 0.2.
   // Next to three full `small` nodes holding 20 do-not-disrupt pods each, it is a small share: score ~2.
@@ -150,6 +179,8 @@ describe('repack under Balanced (every method allowed, each move scored)', () =>
     expect(refused[0]).toMatchObject({ method: 'single-node', nodes: ['b'], action: 'replace', bound: false });
     expect(refused[0]!.scores[0]!.approved).toBe(false);
     expect(notes(out, 'b')).toMatch(/Balanced: score 0.20 < 0.50/);
+    // In its own wording, which the plan and the events tell score sentences apart by.
+    expect(out.notes.get('b')).toContainEqual(expect.stringMatching(/^Balanced: score 0.20 < 0.50/));
   });
 
   it('a node of unknown price is never repacked', () => {

@@ -96,6 +96,7 @@ export function createRepack(): ConsolidationMethod {
             split = proposal;
             break;
           }
+          refusal = `${refusal}; split onto ${proposal.replacements.length} nodes sized for cost, also ${rejected}`;
         }
         view.note(candidate.node.name, refusal!);
       }
