@@ -125,6 +125,36 @@ describe('World', () => {
     expect(nodeOf('first')).not.toBe(nodeOf('second'));
   });
 
+  it.each([
+    { name: 'before the replacement is Ready', restartAtS: 70 },
+    { name: 'after it is Ready, within the same step', restartAtS: 100 },
+  ])('a pod restarted $name does not take the room the drained pod was planned into', ({ restartAtS }) => {
+    // old's 1500m pod moves to an m5.large replacement Ready at 90 s; other's 1500m pod restarts at
+    // restartAtS. The drain comes when the replacement is Ready, whatever else the minute brings: the
+    // moved pod lands on the replacement and the restarted one back where it was (before, a whole step's
+    // launches turned Ready first, and a restart in it took the empty replacement).
+    const old = node({ name: 'old', instanceType: 'm5.xlarge', allocatable: { cpu: 3920, memory: 14 * Gi, pods: 58 } });
+    const other = node({ name: 'other' });
+    const moved = pod({ name: 'moved', requests: { cpu: 1500, memory: Gi } });
+    const restarted = pod({ name: 'restarted', requests: { cpu: 1500, memory: Gi } });
+    const world = new World(cluster({ nodes: [old, other], pods: [...on('old', moved), ...on('other', restarted)] }), T0, settings({ launchDelayMs: 90_000 }));
+    world.carryOut([replaceDecision(['old'])]);
+    const replacement = world.snapshot().nodes.find((n) => !n.ready)!.name;
+    world.advanceTo(T0 + minutes(2), minutes(1), (w, fromMs, toMs) => {
+      const at = T0 + restartAtS * 1000;
+      if (at <= fromMs || at > toMs) return;
+      w.catchUp(at);
+      const victim = w.workloadPods().find((p) => p.name === 'restarted')!;
+      w.removePods(new Set([victim.uid]));
+      w.addPods([w.recreate(victim)]);
+      w.bindNow();
+    });
+    const now = world.snapshot();
+    expect(now.pods.find((p) => p.name.startsWith('moved'))!.nodeName).toBe(replacement);
+    expect(now.pods.find((p) => p.name.startsWith('restarted'))!.nodeName).toBe('other');
+    expect(world.counters.nodesLaunchedForPending).toBe(0);
+  });
+
   it('counts regret when a replacement is disrupted again within 30 minutes, not after', () => {
     const world = new World(cluster({ nodes: [node({ name: 'old', instanceType: 'm5.xlarge' })], pods: on('old', pod({ requests: { cpu: 100, memory: 100 * Mi } })) }), T0, settings({ launchDelayMs: 0 }));
     world.carryOut([replaceDecision(['old'])]);

@@ -172,6 +172,8 @@ export function createChurn(spec: ChurnSpec, world: World, random: Random): Chur
       }
 
       while (nextRestartAt <= toMs) {
+        // Launches Ready before this restart, and their drains, come first.
+        w.catchUp(nextRestartAt);
         const bound = w.workloadPods().filter((p) => p.nodeName !== undefined && groupOf(p) !== undefined);
         if (bound.length > 0) {
           const victim = bound[random.int(bound.length)]!;

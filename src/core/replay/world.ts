@@ -159,9 +159,11 @@ export class World {
   }
 
   /**
-   * Moves the clock to `toMs` in steps of at most `stepMs`: costs and pending minutes accrue, launches
-   * turn Ready, drains waiting for them run, `onStep` (the churn model) changes the workload, and after
-   * each step the scheduler binds and the provisioner launches for what is still pending.
+   * Moves the clock to `toMs` in steps of at most `stepMs`: costs and pending minutes accrue, `onStep`
+   * (the churn model) changes the workload, launches turn Ready and the drains waiting for them run, and
+   * after each step the scheduler binds and the provisioner launches for what is still pending. A churn
+   * model that times its events within the step (restarts) brings the launches up to each event's time
+   * first (`catchUp`), so that a replacement Ready before a restart is drained before it too.
    */
   advanceTo(toMs: number, stepMs: number, onStep?: (world: World, fromMs: number, toMs: number) => void): void {
     while (this.nowMs < toMs) {
@@ -171,8 +173,8 @@ export class World {
       this.counters.pendingPodMinutes += this.pendingCount() * hours * 60;
       const from = this.nowMs;
       this.nowMs = next;
-      this.finishLaunches();
       onStep?.(this, from, next);
+      this.catchUp(next);
       this.settle();
     }
   }
@@ -275,12 +277,22 @@ export class World {
     return { ...this.rest, nodes: this.nodes, pods: [] };
   }
 
-  private finishLaunches(): void {
+  /**
+   * The launches Ready by `timeMs` turn Ready, and the drains waiting for them run at once, as the
+   * actuator evicts as soon as a replacement is Ready: a pod restarted a moment later finds the
+   * replacement already taking the drained pods, not an empty node to itself.
+   */
+  catchUp(timeMs: number): void {
+    let turnedReady = false;
     for (const [name, at] of this.readyAt) {
-      if (at > this.nowMs) continue;
+      if (at > timeMs) continue;
       this.readyAt.delete(name);
       this.nodes = this.nodes.map((n) => (n.name === name ? { ...n, ready: true, readySince: at } : n));
+      turnedReady = true;
     }
+    if (!turnedReady) return;
+    this.runDrains();
+    this.bind();
   }
 
   private runDrains(): void {
