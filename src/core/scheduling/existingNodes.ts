@@ -52,6 +52,14 @@ function effectiveLabels(node: Node): Labels {
   return labels;
 }
 
+/**
+ * The labels kube-scheduler matches a pod's node selector and affinity against: the node's own, with the
+ * well-known ones every node carries (the kubelet's hostname, the cloud provider's zone and instance
+ * type) filled in when a hand-written dump leaves them out. Karpenter's `karpenter.sh/capacity-type` and
+ * `karpenter.sh/nodepool` are never filled in: only the nodes Karpenter made carry them, and a pod that
+ * selects `karpenter.sh/capacity-type: on-demand` stays Pending on an on-demand managed node group node
+ * (its capacity type is known here from `eks.amazonaws.com/capacityType`, a label that pod does not select).
+ */
 function completeLabels(node: Node): Labels {
   const labels: Record<string, string> = { ...node.labels };
   const fill = (key: string, value: string | undefined): void => {
@@ -60,8 +68,6 @@ function completeLabels(node: Node): Labels {
   fill(LabelKeys.hostname, node.name);
   fill(LabelKeys.zone, node.zone);
   fill(LabelKeys.instanceType, node.instanceType);
-  fill(LabelKeys.capacityType, node.capacityType);
-  fill(LabelKeys.nodePool, node.nodePool);
   return labels;
 }
 
