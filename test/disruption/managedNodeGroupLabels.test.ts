@@ -16,7 +16,7 @@ function managedNodeGroupNode(name: string): Node {
 }
 
 describe('the room of a managed node group node', () => {
-  it.each([
+  it.each<{ name: string; nodeSelector: Record<string, string>; deleted: boolean }>([
     { name: 'a pod selecting karpenter.sh/capacity-type cannot go there: nothing is planned', nodeSelector: { 'karpenter.sh/capacity-type': 'on-demand' }, deleted: false },
     { name: 'a pod selecting eks.amazonaws.com/capacityType goes there: k is deleted', nodeSelector: { 'eks.amazonaws.com/capacityType': 'ON_DEMAND' }, deleted: true },
     { name: 'a pod selecting nothing goes there: k is deleted', nodeSelector: {}, deleted: true },
