@@ -82,18 +82,6 @@ describe('a split onto more than two nodes sized for cost', () => {
 
   it.each([
     {
-      // A 12-vCPU node ($0.90) of twelve 800m pods. Below its price only `medium` ($0.85) and `small`
-      // ($0.20) exist: no single cheaper type holds the pods, and the packer's two-node split (a medium
-      // with nine, a small with three: $1.05) saves nothing. Smalls are the cheapest per vCPU even
-      // keeping room for one more 800m pod each: four of them ($0.80) hold three pods apiece.
-      name: 'when two nodes cannot make it cheaper',
-      old: { cpu: 11900, pods: 110, price: 0.9 },
-      types: [instanceType('small', { cpu: 3900, memory: 15 * Gi, pods: 58 }, 0.2), instanceType('medium', { cpu: 7900, memory: 31 * Gi, pods: 110 }, 0.85)],
-      pods: () => many(12, 800, Gi),
-      expected: ['small', 'small', 'small', 'small'],
-      savesPerHour: 0.1,
-    },
-    {
       // A 16-vCPU node ($1.00): a 1000m pod and 47 of 300m. The packer fills a `dense` node (cheap per
       // vCPU, but 40 pod slots) to its last slot and puts the other 8 pods on a `mini` of 2500m ($0.90
       // in all); bound least allocated first, the small pods fill both and the 1000m pod finds no room.
@@ -120,14 +108,16 @@ describe('a split onto more than two nodes sized for cost', () => {
   });
 });
 
-describe('a split sized for cost that kube-scheduler would strand too', () => {
-  // c (a $1.20 16-core `huge`) holds six 900m pods and forty of 100m; three kept nodes have 400m holes.
-  // The packed split (small pods in the holes, the rest on two new nodes) and the split onto two `mid5`
-  // sized for cost are both refused: bound least allocated first, the small pods go to the emptiest
-  // (new) nodes beyond what they were planned to hold, and a 900m pod finds no room. Nothing is taken.
-  const catalog = overflowCatalog(1.2);
-
-  it('is refused, and the node says why for both splits', () => {
+describe('a split sized for cost that kube-scheduler would strand too, or that saves nothing', () => {
+  // c (a 16-core `huge`) holds six 900m pods and forty of 100m; three kept nodes have 400m holes. The
+  // packed split (small pods in the holes, the rest on two new nodes) is refused: bound least allocated
+  // first, the small pods go to the emptiest (new) nodes beyond what they were planned to hold, and a
+  // 900m pod finds no room. Sized for cost: at $1.20 the split onto two `mid5` is refused the same way;
+  // at $1.00 one `huge` is the cheapest per core, and that saves nothing. Nothing is taken either way.
+  it.each([
+    { hugePricePerHour: 1.2, sizedNote: /; split onto 2 nodes sized for cost, also not taken: .*would stay Pending/ },
+    { hugePricePerHour: 1, sizedNote: undefined },
+  ])('at $hugePricePerHour/hr: nothing is taken, and the node says why', ({ hugePricePerHour, sizedNote }) => {
     const kept = ['e1', 'e2', 'e3'].map((name) =>
       node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
     );
@@ -142,10 +132,13 @@ describe('a split sized for cost that kube-scheduler would strand too', () => {
         ],
       }),
       [nodePool()],
-      catalog,
+      overflowCatalog(hugePricePerHour),
     );
     expect(out.decisions).toEqual([]);
-    expect(notes(out, 'c')).toMatch(/would stay Pending.*; split onto 2 nodes sized for cost, also not taken: .*would stay Pending/);
+    const said = notes(out, 'c');
+    expect(said).toMatch(/not taken: placed the way kube-scheduler scores nodes .*would stay Pending/);
+    if (sizedNote) expect(said).toMatch(sizedNote);
+    else expect(said).not.toMatch(/sized for cost/);
   });
 });
 
