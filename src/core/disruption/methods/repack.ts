@@ -9,7 +9,7 @@
 //     MAX_REPACK_NEW_NODES new nodes sized for cost, each keeping room for its largest pod
 //     (costEfficient.ts): a full c6g.16xlarge whose 220 pods no cheaper 64-vCPU type has slots for
 //     goes onto an hpc7g.16xlarge and an a1.4xlarge. (Tried after every split that saves nothing
-//     too, it changed no run of the quality benchmark and cost memory at 5,000 nodes.);
+//     too, it changed no run of the quality benchmark, for one more simulation per such node.);
 //   - a merge (m >= 3, n < m): e.g. three half-full nodes into two, where no two of them fit into one.
 // The same rules as every move apply: the savings threshold summed over the removed nodes, the pools'
 // Underutilized budgets, PDBs and do-not-disrupt (through the candidates), pool limits (through the
