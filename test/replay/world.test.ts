@@ -82,8 +82,8 @@ describe('World', () => {
   });
 
   it.each([
-    // A 1000m pod fits beside nothing on the launching m5.large (1930m): it waits for it, as Karpenter's
-    // scheduler places pending pods on its in-flight nodes before it creates new ones.
+    // A 1000m pod fits on the launching m5.large (1930m, beside old's 100m pod it replaces): it waits
+    // for it, as Karpenter's scheduler places pending pods on its in-flight nodes before it creates new ones.
     { name: 'waits for the launching replacement it fits on', cpu: 1000, launchedForPending: 0 },
     // A 3000m pod does not fit on an m5.large: it gets a node of its own.
     { name: 'gets a node of its own when it fits on no launching node', cpu: 3000, launchedForPending: 1 },
