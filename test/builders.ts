@@ -168,6 +168,25 @@ export function overflowCatalog(hugePricePerHour: number): Catalog {
   };
 }
 
+/**
+ * The cluster of those tests: three kept (do-not-disrupt) `e4` nodes, each with a hole of `holeMillis`,
+ * and `c`, a `huge`, holding `large` pods of 900m (`large-1`, ...) and `small` ones of 100m (`small-0`, ...).
+ */
+export function overflowCluster(holeMillis: number, large: number, small: number): Cluster {
+  const kept = ['e1', 'e2', 'e3'].map((name) =>
+    node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
+  );
+  const c = node({ name: 'c', instanceType: 'huge', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });
+  return cluster({
+    nodes: [...kept, c],
+    pods: [
+      ...kept.flatMap((n) => on(n.name, pod({ requests: { cpu: 4000 - holeMillis, memory: 16 * Mi } }))),
+      ...on('c', ...Array.from({ length: large }, (_, i) => pod({ name: `large-${i + 1}`, requests: { cpu: 900, memory: 16 * Mi } }))),
+      ...on('c', ...Array.from({ length: small }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 100, memory: 16 * Mi } }))),
+    ],
+  });
+}
+
 export function nodePool(overrides: Partial<NodePool> = {}): NodePool {
   return {
     name: 'default',

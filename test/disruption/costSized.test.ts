@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Catalog, Cluster, NodePool } from '../../src/core/model/types.ts';
-import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, pod, T0 } from '../builders.ts';
+import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, overflowCluster, pod, T0 } from '../builders.ts';
 
 const pass = (c: Cluster, pools: NodePool[], catalog: Catalog) =>
   runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull });
@@ -91,21 +91,7 @@ describe('a move whose pods overflow its new node into small holes: taken with e
   // big enough: both are refused. With every moved pod planned on the new node (a 5-core `mid5`, room
   // for a 900m pod beside them) no binding order can fill it: that move is taken.
   const catalog = overflowCatalog(0.8);
-  const tiny = { cpu: 100, memory: 16 * Mi };
-  function overflowing(holeMillis: number) {
-    const kept = ['e1', 'e2', 'e3'].map((name) =>
-      node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
-    );
-    const c = node({ name: 'c', instanceType: 'huge', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });
-    return cluster({
-      nodes: [...kept, c],
-      pods: [
-        ...kept.flatMap((n) => on(n.name, pod({ requests: { cpu: 4000 - holeMillis, memory: 16 * Mi } }))),
-        ...on('c', pod({ name: 'large-1', requests: { cpu: 900, memory: 16 * Mi } }), pod({ name: 'large-2', requests: { cpu: 900, memory: 16 * Mi } })),
-        ...on('c', ...Array.from({ length: 20 }, (_, i) => pod({ name: `small-${i}`, requests: tiny }))),
-      ],
-    });
-  }
+  const overflowing = (holeMillis: number) => overflowCluster(holeMillis, 2, 20);
 
   it('replaces c with a mid5 holding all 22 pods', () => {
     const out = pass(overflowing(600), [nodePool()], catalog);

@@ -6,7 +6,7 @@ import { goDurationOrNull as durationOrNull } from '../../src/core/input/duratio
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
 import { parseReplacementBound } from '../../src/core/disruption/sizeBound.ts';
 import type { Catalog, Cluster, ConsolidationPolicy, NodePool } from '../../src/core/model/types.ts';
-import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, pod, T0 } from '../builders.ts';
+import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, overflowCluster, pod, T0 } from '../builders.ts';
 
 function pass(c: Cluster, pools: NodePool[], catalog: Catalog, extra: Partial<PassInput> = {}) {
   return runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull, ...extra });
@@ -75,36 +75,28 @@ describe('1 -> 2 split (kubernetes-sigs/karpenter#1442)', () => {
 });
 
 describe('a split onto more than two nodes sized for cost', () => {
-  const sized = (name: string, cpu: number, pods: number) =>
-    node({ name, instanceType: 'old', allocatable: { cpu, memory: 63 * Gi, pods }, capacity: { cpu: cpu + 100, memory: 64 * Gi, pods } });
-  const oldType = (cpu: number, pods: number, price: number) => instanceType('old', { cpu, memory: 63 * Gi, pods }, price);
-  const many = (count: number, cpu: number, memory: number) => Array.from({ length: count }, () => pod({ requests: { cpu, memory } }));
-
-  it.each([
-    {
-      // A 16-vCPU node ($1.00): a 1000m pod and 47 of 300m. The packer fills a `dense` node (cheap per
-      // vCPU, but 40 pod slots) to its last slot and puts the other 8 pods on a `mini` of 2500m ($0.90
-      // in all); bound least allocated first, the small pods fill both and the 1000m pod finds no room.
-      // Sized for cost, the 8 go onto a `mid` instead ($0.95), where any of them, the 1000m pod too, fits.
-      name: 'when kube-scheduler would strand a pod of the packed two',
-      old: { cpu: 15900, pods: 234, price: 1 },
-      types: [
+  it('splits the node when kube-scheduler would strand a pod of the packed two', () => {
+    // A 16-vCPU node ($1.00): a 1000m pod and 47 of 300m. The packer fills a `dense` node (cheap per
+    // vCPU, but 40 pod slots) to its last slot and puts the other 8 pods on a `mini` of 2500m ($0.90
+    // in all); bound least allocated first, the small pods fill both and the 1000m pod finds no room.
+    // Sized for cost, the 8 go onto a `mid` instead ($0.95), where any of them, the 1000m pod too, fits.
+    const catalog: Catalog = {
+      region: 'us-east-1',
+      instanceTypes: [
         instanceType('mini', { cpu: 2500, memory: 15 * Gi, pods: 58 }, 0.25),
         instanceType('mid', { cpu: 7900, memory: 31 * Gi, pods: 110 }, 0.3),
         instanceType('dense', { cpu: 15900, memory: 63 * Gi, pods: 40 }, 0.65),
+        instanceType('old', { cpu: 15900, memory: 63 * Gi, pods: 234 }, 1),
       ],
-      pods: () => [pod({ requests: { cpu: 1000, memory: Gi } }), ...many(47, 300, 256 * Mi)],
-      expected: ['dense', 'mid'],
-      savesPerHour: 0.05,
-    },
-  ])('splits the node $name', ({ old, types, pods, expected, savesPerHour }) => {
-    const catalog: Catalog = { region: 'us-east-1', instanceTypes: [...types, oldType(old.cpu, old.pods, old.price)] };
-    const out = pass(cluster({ nodes: [sized('n', old.cpu, old.pods)], pods: on('n', ...pods()) }), [nodePool()], catalog);
+    };
+    const n = node({ name: 'n', instanceType: 'old', allocatable: { cpu: 15900, memory: 63 * Gi, pods: 234 }, capacity: { cpu: 16000, memory: 64 * Gi, pods: 234 } });
+    const pods = [pod({ requests: { cpu: 1000, memory: Gi } }), ...Array.from({ length: 47 }, () => pod({ requests: { cpu: 300, memory: 256 * Mi } }))];
+    const out = pass(cluster({ nodes: [n], pods: on('n', ...pods) }), [nodePool()], catalog);
     expect(out.decisions).toHaveLength(1);
     const d = out.decisions[0]!;
-    expect(d).toMatchObject({ method: 'single-node', move: 'm-to-n', action: 'replace', nodes: ['n'], currentPricePerHour: old.price });
-    expect(d.replacements.map((r) => r.instanceTypes[0]).sort()).toEqual(expected);
-    expect(d.savingsPerHour).toBeCloseTo(savesPerHour, 6);
+    expect(d).toMatchObject({ method: 'single-node', move: 'm-to-n', action: 'replace', nodes: ['n'], currentPricePerHour: 1 });
+    expect(d.replacements.map((r) => r.instanceTypes[0]).sort()).toEqual(['dense', 'mid']);
+    expect(d.savingsPerHour).toBeCloseTo(0.05, 6);
   });
 });
 
@@ -118,22 +110,7 @@ describe('a split sized for cost that kube-scheduler would strand too, or that s
     { hugePricePerHour: 1.2, sizedNote: /; split onto 2 nodes sized for cost, also not taken: .*would stay Pending/ },
     { hugePricePerHour: 1, sizedNote: undefined },
   ])('at $hugePricePerHour/hr: nothing is taken, and the node says why', ({ hugePricePerHour, sizedNote }) => {
-    const kept = ['e1', 'e2', 'e3'].map((name) =>
-      node({ name, instanceType: 'e4', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }),
-    );
-    const c = node({ name: 'c', instanceType: 'huge', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });
-    const out = pass(
-      cluster({
-        nodes: [...kept, c],
-        pods: [
-          ...kept.flatMap((n) => on(n.name, pod({ requests: { cpu: 3600, memory: 16 * Mi } }))),
-          ...on('c', ...Array.from({ length: 6 }, (_, i) => pod({ name: `large-${i}`, requests: { cpu: 900, memory: 16 * Mi } }))),
-          ...on('c', ...Array.from({ length: 40 }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 100, memory: 16 * Mi } }))),
-        ],
-      }),
-      [nodePool()],
-      overflowCatalog(hugePricePerHour),
-    );
+    const out = pass(overflowCluster(400, 6, 40), [nodePool()], overflowCatalog(hugePricePerHour));
     expect(out.decisions).toEqual([]);
     const said = notes(out, 'c');
     expect(said).toMatch(/not taken: placed the way kube-scheduler scores nodes .*would stay Pending/);
