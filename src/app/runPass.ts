@@ -24,7 +24,7 @@ import { minimumLifetimeOk, noChangeSkip, recordSearch, stabilizationHold } from
 import { goDurationOrNull as durationOrNull } from '../core/input/duration.ts';
 import { planAroundInFlight, unplacedNote } from '../core/disruption/inFlight.ts';
 import { karpenterConflictNotes, karpenterConflicts, type KarpenterPresence } from '../core/disruption/coexistence.ts';
-import { actuatorNotes, chooseActuators, type ActuatorSetting } from '../core/disruption/actuatorChoice.ts';
+import { actuatorNotes, chooseActuators, withLaunchedLabels, type ActuatorSetting } from '../core/disruption/actuatorChoice.ts';
 import { createSimulator } from '../core/scheduling/simulator.ts';
 import type { PreferencePolicy } from '../core/scheduling/preferences.ts';
 import { orphanPodsNote, unknownPriceNotes, unmanagedClusterNote } from '../core/inputNotes.ts';
@@ -157,8 +157,17 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
   const mutating = !settings.dryRun || settings.persistState;
   {
     const previous = store ? await store.load(nowMs) : emptyPassState();
-    const [cluster, catalogLoad, nodePools] = await Promise.all([deps.readCluster(), deps.loadCatalog(nowMs), deps.loadNodePools()]);
+    const [cluster, catalogLoad, readPools] = await Promise.all([deps.readCluster(), deps.loadCatalog(nowMs), deps.loadNodePools()]);
     const catalog = catalogLoad.catalog;
+    const actuatorInput = {
+      nodes: cluster.nodes,
+      setting: settings.actuator ?? 'auto',
+      presence: settings.karpenterPresence ?? 'auto',
+      poolsFromCluster: settings.nodePoolsFromCluster ?? false,
+    } as const;
+    // A pool launched from its launch template gives its new nodes fewer labels than Karpenter would: the
+    // simulation sees every pool as its replacements will really be labelled (launchedLabels.ts).
+    const nodePools = withLaunchedLabels(readPools, cluster.nodes, chooseActuators({ ...actuatorInput, nodePools: readPools }));
     const observed = observeNodes(cluster, previous, nowMs);
     const pools = new Map(nodePools.map((p) => [p.name, p]));
     const notes = [
@@ -179,13 +188,7 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     notes.push(...karpenterConflictNotes(nodePools.filter(inScope(settings.scope)), conflicts, settings.dryRun));
     // Which actuator carries out each in-scope pool's decisions: in the plan, for the actuator and a person.
     const scopedPools = nodePools.filter(inScope(settings.scope));
-    const actuators = chooseActuators({
-      nodePools: scopedPools,
-      nodes: cluster.nodes,
-      setting: settings.actuator ?? 'auto',
-      presence: settings.karpenterPresence ?? 'auto',
-      poolsFromCluster: settings.nodePoolsFromCluster ?? false,
-    });
+    const actuators = chooseActuators({ ...actuatorInput, nodePools: scopedPools });
     notes.push(...actuatorNotes(scopedPools, actuators));
     const leftToKarpenter = (node: Node) => (!settings.dryRun && node.nodePool !== undefined ? conflicts.get(node.nodePool) : undefined);
 

@@ -13,6 +13,7 @@ import { InputError } from '../errors.ts';
 import type { Node, NodePool } from '../model/types.ts';
 import type { PoolActuator } from '../plan.ts';
 import type { ActuatorKind } from '../ports/actuator.ts';
+import { launchTemplateLabelKeys } from '../scheduling/launchedLabels.ts';
 import { karpenterServes, type KarpenterPresence } from './coexistence.ts';
 
 /** `ACTUATOR` / `--actuator`: `auto` chooses per pool; the others force one actuator for every pool. */
@@ -79,4 +80,13 @@ export function actuatorNotes(nodePools: readonly NodePool[], choices: ReadonlyM
       (pool) =>
         `NodePool "${pool.name}" is acted on through Karpenter NodeClaims but has no spec.template.spec.nodeClassRef: a NodeClaim needs one, so its replacements cannot be launched (its nodes can still be deleted); add the nodeClassRef or set ACTUATOR=ec2`,
     );
+}
+
+/**
+ * The pools as the simulation must see them: each `ec2` pool marked with the labels its launch template
+ * gives a new node (core/scheduling/launchedLabels.ts), so that no pod is planned onto a replacement
+ * by a label Karpenter would have put there and the template does not. The others as they are.
+ */
+export function withLaunchedLabels(nodePools: readonly NodePool[], nodes: readonly Node[], choices: ReadonlyMap<string, ActuatorChoice>): NodePool[] {
+  return nodePools.map((pool) => (choices.get(pool.name)?.actuator === 'ec2' ? { ...pool, launchedLabelKeys: launchTemplateLabelKeys(pool, nodes) } : pool));
 }

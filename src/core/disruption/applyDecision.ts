@@ -1,8 +1,9 @@
 // The cluster as a decision leaves it, so the next decision of the same pass is computed on it
 // (issue: "each computed on the cluster as the earlier ones leave it").
-import { LabelKeys, type Cluster, type Node, type NodePool, type Pod } from '../model/types.ts';
+import { type Cluster, type Node, type NodePool, type Pod } from '../model/types.ts';
 import type { PlannedReplacement } from '../plan.ts';
 import { labelsMatchAlternatives, nodeConstraintAlternatives } from '../scheduling/nodeAffinity.ts';
+import { newNodeLabels } from '../scheduling/launchedLabels.ts';
 import { firstUntoleratedTaint } from '../scheduling/taints.ts';
 import type { NewNodePlan } from '../scheduling/types.ts';
 import { changeCluster } from '../scheduling/clusterChange.ts';
@@ -83,15 +84,15 @@ function replacementNode(
 ): Node {
   const cheapest = plan.options.find((o) => o.instanceType.name === replacement.instanceTypes[0]) ?? plan.options[0]!;
   const offering = cheapest.offerings.find((o) => o.capacityType === replacement.capacityType) ?? cheapest.offerings[0]!;
-  const labels: Record<string, string> = {
-    ...cheapest.instanceType.labels,
-    ...(pool?.templateLabels ?? {}),
-    [LabelKeys.hostname]: name,
-    [LabelKeys.zone]: offering.zone,
-    [LabelKeys.instanceType]: cheapest.instanceType.name,
-    [LabelKeys.capacityType]: offering.capacityType,
-    [LabelKeys.nodePool]: plan.nodePool,
-  };
+  const labels = newNodeLabels({
+    name,
+    typeLabels: cheapest.instanceType.labels,
+    instanceType: cheapest.instanceType.name,
+    capacityType: offering.capacityType,
+    zone: offering.zone,
+    pool,
+    poolName: plan.nodePool,
+  });
   return {
     name,
     labels,

@@ -17,10 +17,10 @@
 // consolidation simulation before any move, and leaves alone a node launched or needed for them (test
 // "Parallelization: should not consolidate a node that is launched for pods on a deleting node").
 import type { Catalog, Cluster, Node, NodePool, Pod } from '../model/types.ts';
-import { LabelKeys } from '../model/types.ts';
 import type { Simulator, SimulatorInput } from '../scheduling/types.ts';
 import { FINAL_COMMAND_STEPS, type DisruptionCommand, type ReplacementSpec } from '../state/types.ts';
 import { NOT_INITIALIZED_TAINT_KEYS } from '../scheduling/taints.ts';
+import { newNodeLabels } from '../scheduling/launchedLabels.ts';
 import { daemonSetPodsFor } from './applyDecision.ts';
 import { isBeingDeleted } from '../scheduling/existingNodes.ts';
 import { goDurationOrNull as durationOrNull } from '../input/duration.ts';
@@ -228,15 +228,7 @@ function promisedNode(cmd: DisruptionCommand, index: number, spec: ReplacementSp
   const pool = input.nodePools.find((p) => p.name === poolName);
   const zone = spec.zones[0];
   const name = index === 0 ? `replacement-of-${cmd.id}` : `replacement-${index + 1}-of-${cmd.id}`;
-  const labels: Record<string, string> = {
-    ...type.labels,
-    ...(pool?.templateLabels ?? {}),
-    [LabelKeys.hostname]: name,
-    [LabelKeys.instanceType]: type.name,
-    [LabelKeys.capacityType]: spec.capacityType,
-    ...(zone === undefined ? {} : { [LabelKeys.zone]: zone }),
-    ...(poolName === undefined ? {} : { [LabelKeys.nodePool]: poolName }),
-  };
+  const labels = newNodeLabels({ name, typeLabels: type.labels, instanceType: type.name, capacityType: spec.capacityType, zone, pool, poolName });
   return {
     name,
     labels,

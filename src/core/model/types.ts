@@ -337,6 +337,12 @@ export interface NodePool {
    * consolidated and it launches no node for pods; they may still receive pods.
    */
   readonly replicas?: number;
+  /**
+   * Set for a pool whose nodes are launched from its launch template, not by Karpenter (the `ec2`
+   * actuator): the label keys such a node carries besides the kubelet's. Undefined: Karpenter labels
+   * its nodes with everything it knows. See core/scheduling/launchedLabels.ts.
+   */
+  readonly launchedLabelKeys?: ReadonlySet<string>;
 }
 
 /** Well-known label keys. */

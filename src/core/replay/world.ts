@@ -7,7 +7,6 @@ import { hasControllerOwner } from '../disruption/pods.ts';
 import { indexCatalog, nodePricePerHour, type PriceIndex } from '../disruption/prices.ts';
 import {
   DisruptedTaint,
-  LabelKeys,
   type Catalog,
   type CapacityType,
   type Cluster,
@@ -18,6 +17,7 @@ import {
   type Pod,
 } from '../model/types.ts';
 import type { Decision } from '../plan.ts';
+import { newNodeLabels } from '../scheduling/launchedLabels.ts';
 import { createSimulator } from '../scheduling/simulator.ts';
 import type { Random } from './random.ts';
 import { isPending, schedulePending, type SchedulerScoring } from './scheduler.ts';
@@ -238,15 +238,15 @@ export class World {
   /** Launches a node (not Ready until the launch delay has passed); returns its name. */
   launch(spec: LaunchSpec): string {
     const name = this.nextName(`replay-${spec.instanceType.name.replace(/\./g, '-')}`);
-    const labels: Record<string, string> = {
-      ...spec.instanceType.labels,
-      ...(spec.nodePool?.templateLabels ?? {}),
-      [LabelKeys.hostname]: name,
-      [LabelKeys.zone]: spec.offering.zone,
-      [LabelKeys.instanceType]: spec.instanceType.name,
-      [LabelKeys.capacityType]: spec.offering.capacityType,
-      [LabelKeys.nodePool]: spec.poolName,
-    };
+    const labels = newNodeLabels({
+      name,
+      typeLabels: spec.instanceType.labels,
+      instanceType: spec.instanceType.name,
+      capacityType: spec.offering.capacityType,
+      zone: spec.offering.zone,
+      pool: spec.nodePool,
+      poolName: spec.poolName,
+    });
     const ready = this.settings.launchDelayMs <= 0;
     const node: Node = {
       name,

@@ -22,6 +22,7 @@ import {
   valuesNotIn,
   type KeyRequirement,
 } from './requirements.ts';
+import { carriesLabel } from './launchedLabels.ts';
 import { formatRequests } from './resources.ts';
 import { firstUntoleratedTaint, formatTaint } from './taints.ts';
 import type { CallView, NewNodeDomains } from './topology.ts';
@@ -134,6 +135,12 @@ export class NewNode implements NewNodeDomains {
       const changed: string[] = [];
       let compatible = true;
       for (const [key, requirement] of alternative) {
+        // A label a node launched for this pool will not carry: only a requirement a missing label meets.
+        if (!carriesLabel(this.pool.pool, key)) {
+          if (requirement.allowsAbsent) continue;
+          compatible = false;
+          break;
+        }
         const next = intersectKey(this.catalog.openKey(draft.requirements, key), requirement);
         if (!isSatisfiable(next)) {
           compatible = false;
@@ -216,6 +223,7 @@ export class NewNode implements NewNodeDomains {
 
   /** Narrows `draft` by one key; false when nothing remains. */
   private narrow(draft: Draft, key: string, requirement: KeyRequirement): boolean {
+    if (!carriesLabel(this.pool.pool, key)) return requirement.allowsAbsent;
     const current = this.catalog.openKey(draft.requirements, key);
     const next = intersectKey(current, requirement);
     if (!isSatisfiable(next)) return false;

@@ -7,7 +7,9 @@ import { daemonSetOverhead, prepareDaemonSets, type PreparedDaemonSet } from './
 import type { ExistingNode } from './existingNodes.ts';
 import type { PortUse } from './hostPorts.ts';
 import { TypeCatalog, type TypeInfo } from './instanceTypes.ts';
+import { carriesLabel } from './launchedLabels.ts';
 import {
+  ABSENT,
   allowsValue,
   finiteValues,
   intersectKey,
@@ -139,7 +141,9 @@ function poolLaunches(pool: NodePool, catalog: TypeCatalog, daemonSets: readonly
       (o) => (!zones || allowsValue(zones, o.zone)) && (!capacityTypes || allowsValue(capacityTypes, o.capacityType)),
     );
     if (offerings.length === 0) continue;
-    const overhead = daemonSetOverhead(daemonSets, taints, keyAt);
+    // A daemonset runs where the node's labels let it: on a node launched from a launch template, the
+    // labels it lacks are absent, not whatever the type would carry (launchedLabels.ts).
+    const overhead = daemonSetOverhead(daemonSets, taints, (key) => (carriesLabel(pool, key) ? keyAt(key) : ABSENT));
     const allocatable = info.type.allocatable;
     const roomOther: Record<string, number> = {};
     for (const [key, value] of Object.entries(allocatable)) {
@@ -162,7 +166,7 @@ function poolLaunches(pool: NodePool, catalog: TypeCatalog, daemonSets: readonly
   types.sort((a, b) => a.offerings[0]!.pricePerHour - b.offerings[0]!.pricePerHour || compareNames(a.info.type.name, b.info.type.name));
 
   // Ports are taken per pool (not per type): a daemonset that could land on some of its types counts.
-  const poolLevel = daemonSetOverhead(daemonSets, taints, (key) => catalog.openKey(requirements, key));
+  const poolLevel = daemonSetOverhead(daemonSets, taints, (key) => (carriesLabel(pool, key) ? catalog.openKey(requirements, key) : ABSENT));
 
   const domainCache = new Map<string, readonly string[] | undefined>();
   const domainValues = (key: string): readonly string[] | undefined => {
