@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass, type PassInput } from '../../src/core/disruption/pass.ts';
 import { parseReplacementBound } from '../../src/core/disruption/sizeBound.ts';
-import type { Catalog, Cluster, ConsolidationPolicy, NodePool } from '../../src/core/model/types.ts';
+import type { Catalog, Cluster, ConsolidationPolicy, InstanceType, NodePool, Pod, Resources } from '../../src/core/model/types.ts';
 import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, overflowCluster, pod, T0 } from '../builders.ts';
 
 function pass(c: Cluster, pools: NodePool[], catalog: Catalog, extra: Partial<PassInput> = {}) {
@@ -75,28 +75,46 @@ describe('1 -> 2 split (kubernetes-sigs/karpenter#1442)', () => {
 });
 
 describe('a split onto more than two nodes sized for cost', () => {
+  /** The one decision of a pass over a lone `old` node ($1.00/h, of `allocatable`) holding `pods`, `types` beside it. */
+  function splitOfLoneNode(types: InstanceType[], allocatable: Resources, pods: Pod[]) {
+    const catalog: Catalog = { region: 'us-east-1', instanceTypes: [...types, instanceType('old', allocatable, 1)] };
+    const n = node({ name: 'n', instanceType: 'old', allocatable, capacity: allocatable });
+    const out = pass(cluster({ nodes: [n], pods: on('n', ...pods) }), [nodePool()], catalog);
+    expect(out.decisions).toHaveLength(1);
+    const d = out.decisions[0]!;
+    expect(d).toMatchObject({ method: 'single-node', move: 'm-to-n', action: 'replace', nodes: ['n'], currentPricePerHour: 1 });
+    return { types: d.replacements.map((r) => r.instanceTypes[0]).sort(), savingsPerHour: d.savingsPerHour };
+  }
+
   it('splits the node when kube-scheduler would strand a pod of the packed two', () => {
     // A 16-vCPU node ($1.00): a 1000m pod and 47 of 300m. The packer fills a `dense` node (cheap per
     // vCPU, but 40 pod slots) to its last slot and puts the other 8 pods on a `mini` of 2500m ($0.90
     // in all); bound least allocated first, the small pods fill both and the 1000m pod finds no room.
     // Sized for cost, the 8 go onto a `mid` instead ($0.95), where any of them, the 1000m pod too, fits.
-    const catalog: Catalog = {
-      region: 'us-east-1',
-      instanceTypes: [
+    const split = splitOfLoneNode(
+      [
         instanceType('mini', { cpu: 2500, memory: 15 * Gi, pods: 58 }, 0.25),
         instanceType('mid', { cpu: 7900, memory: 31 * Gi, pods: 110 }, 0.3),
         instanceType('dense', { cpu: 15900, memory: 63 * Gi, pods: 40 }, 0.65),
-        instanceType('old', { cpu: 15900, memory: 63 * Gi, pods: 234 }, 1),
       ],
-    };
-    const n = node({ name: 'n', instanceType: 'old', allocatable: { cpu: 15900, memory: 63 * Gi, pods: 234 }, capacity: { cpu: 16000, memory: 64 * Gi, pods: 234 } });
-    const pods = [pod({ requests: { cpu: 1000, memory: Gi } }), ...Array.from({ length: 47 }, () => pod({ requests: { cpu: 300, memory: 256 * Mi } }))];
-    const out = pass(cluster({ nodes: [n], pods: on('n', ...pods) }), [nodePool()], catalog);
-    expect(out.decisions).toHaveLength(1);
-    const d = out.decisions[0]!;
-    expect(d).toMatchObject({ method: 'single-node', move: 'm-to-n', action: 'replace', nodes: ['n'], currentPricePerHour: 1 });
-    expect(d.replacements.map((r) => r.instanceTypes[0]).sort()).toEqual(['dense', 'mid']);
-    expect(d.savingsPerHour).toBeCloseTo(0.05, 6);
+      { cpu: 15900, memory: 63 * Gi, pods: 234 },
+      [pod({ requests: { cpu: 1000, memory: Gi } }), ...Array.from({ length: 47 }, () => pod({ requests: { cpu: 300, memory: 256 * Mi } }))],
+    );
+    expect(split.types).toEqual(['dense', 'mid']);
+    expect(split.savingsPerHour).toBeCloseTo(0.05, 6);
+  });
+
+  it('splits the node onto three when no two cheaper nodes save anything', () => {
+    // A 12-vCPU `old` ($1.00) holds nine 900m pods. Two cheaper nodes that hold them cost as much
+    // (`h7` + `q4`, $1.00), and every single type that holds them is `old` itself; three `q4` ($0.90),
+    // each keeping room for one more 900m pod, hold them whatever order kube-scheduler binds them in.
+    const split = splitOfLoneNode(
+      [instanceType('q4', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.3), instanceType('h7', { cpu: 7000, memory: 28 * Gi, pods: 58 }, 0.7)],
+      { cpu: 12000, memory: 48 * Gi, pods: 110 },
+      Array.from({ length: 9 }, () => pod({ requests: { cpu: 900, memory: Gi } })),
+    );
+    expect(split.types).toEqual(['q4', 'q4', 'q4']);
+    expect(split.savingsPerHour).toBeCloseTo(0.1, 6);
   });
 });
 
@@ -104,11 +122,12 @@ describe('a split sized for cost that kube-scheduler would strand too, or that s
   // c (a 16-core `huge`) holds six 900m pods and forty of 100m; three kept nodes have 400m holes. The
   // packed split (small pods in the holes, the rest on two new nodes) is refused: bound least allocated
   // first, the small pods go to the emptiest (new) nodes beyond what they were planned to hold, and a
-  // 900m pod finds no room. Sized for cost: at $1.20 the split onto two `mid5` is refused the same way;
-  // at $1.00 one `huge` is the cheapest per core, and that saves nothing. Nothing is taken either way.
+  // 900m pod finds no room. Sized for cost (every new node cheaper than `c`): at $1.20 the split onto
+  // two `mid5` is refused the same way; at $0.50 the nodes it needs cost as much as `c`, so it saves
+  // nothing. Nothing is taken either way.
   it.each([
     { hugePricePerHour: 1.2, sizedNote: /; split onto 2 nodes sized for cost, also not taken: .*would stay Pending/ },
-    { hugePricePerHour: 1, sizedNote: undefined },
+    { hugePricePerHour: 0.5, sizedNote: undefined },
   ])('at $hugePricePerHour/hr: nothing is taken, and the node says why', ({ hugePricePerHour, sizedNote }) => {
     const out = pass(overflowCluster(400, 6, 40), [nodePool()], overflowCatalog(hugePricePerHour));
     expect(out.decisions).toEqual([]);

@@ -4,12 +4,12 @@
 //   - a split (m = 1, n = 2): a node whose pods fit on two cheaper nodes but on no single cheaper one
 //     (kubernetes-sigs/karpenter#1442). The simulation is run with every type priced at or above the
 //     node ruled out, so its packer has to open a second node instead of one like the node itself.
-//     When kube-scheduler's check refuses that split (the packer fills the first new node to its last
-//     pod slot or millicore, and spreading strands a pod), the node is tried again on up to
-//     MAX_REPACK_NEW_NODES new nodes sized for cost, each keeping room for its largest pod
-//     (costEfficient.ts): a full c6g.16xlarge whose 220 pods no cheaper 64-vCPU type has slots for
-//     goes onto an hpc7g.16xlarge and an a1.4xlarge. (Tried after every split that saves nothing
-//     too, it changed no run of the quality benchmark, for one more simulation per such node.);
+//     When that split saves nothing, or kube-scheduler's check refuses it (the packer fills the first
+//     new node to its last pod slot or millicore, and spreading strands a pod), the node is tried again
+//     on up to MAX_REPACK_NEW_NODES new nodes sized for cost, each cheaper than the node and keeping
+//     room for its largest pod (costEfficient.ts): a full c6g.16xlarge whose 220 pods no cheaper
+//     64-vCPU type has slots for goes onto an hpc7g.16xlarge and an a1.4xlarge, and a c6g.12xlarge
+//     ($1.632/h) that no two cheaper nodes replace for less goes onto three a1.4xlarge ($1.224/h);
 //   - a merge (m >= 3, n < m): e.g. three half-full nodes into two, where no two of them fit into one.
 // The same rules as every move apply: the savings threshold summed over the removed nodes, the pools'
 // Underutilized budgets, PDBs and do-not-disrupt (through the candidates), pool limits (through the
@@ -20,6 +20,7 @@
 // carried out like every other decision.
 import type { Candidate } from '../candidates.ts';
 import { launchPricePerHour } from '../prices.ts';
+import type { TypeFilter } from '../sizeBound.ts';
 import { evaluateRemoval } from './evaluateRemoval.ts';
 import { asRepack, COST_EFFICIENT_SIZING } from './costEfficient.ts';
 import { better, cappedOrderings, firstAccepted, markCapped, prefixSizes } from './multiNode.ts';
@@ -67,25 +68,30 @@ export function createRepack(): ConsolidationMethod {
         if (!view.ledger.canTake([candidate.pool.name], 'Underutilized')) continue;
         splitTried.add(candidate.node.name);
         const nodePrice = candidate.pricePerHour!;
-        const packed = evaluateRemoval(view, [candidate], 'single-node', {
-          maxNewNodes: 2,
-          move: 'm-to-n',
-          newNodeTypes: (_type, offerings) => launchPricePerHour(offerings) < nodePrice,
-        });
+        // Every new node of a split costs less than the node: otherwise the move is a swap for one
+        // dearer node and others, which single-node and the merges weigh.
+        const cheaper: TypeFilter = (_type, offerings) => launchPricePerHour(offerings) < nodePrice;
+        const packed = evaluateRemoval(view, [candidate], 'single-node', { maxNewNodes: 2, move: 'm-to-n', newNodeTypes: cheaper });
         // A Balanced score's refusal keeps its own wording (the plan and the events tell score
         // sentences apart by it); the best-case one is the same sentence single-node noted already.
-        if (!packed.ok) {
-          view.note(candidate.node.name, packed.scoreBlocked ? packed.reason : `split into two nodes: ${packed.reason}`);
+        if (!packed.ok && packed.scoreBlocked) {
+          view.note(candidate.node.name, packed.reason);
           continue;
         }
-        if (packed.proposal.replacements.length < 2) continue; // a one-for-one swap is single-node's
-        const packedSplit = asRepack(packed.proposal);
-        let refusal = view.schedulerCheck(packedSplit);
-        if (refusal === undefined) {
-          split = packedSplit;
-          break;
+        let refusal: string;
+        if (packed.ok) {
+          if (packed.proposal.replacements.length < 2) continue; // a one-for-one swap is single-node's
+          const packedSplit = asRepack(packed.proposal);
+          const rejected = view.schedulerCheck(packedSplit);
+          if (rejected === undefined) {
+            split = packedSplit;
+            break;
+          }
+          refusal = rejected;
+        } else {
+          refusal = `split into two nodes: ${packed.reason}`;
         }
-        const sized = evaluateRemoval(view, [candidate], 'single-node', { maxNewNodes: MAX_REPACK_NEW_NODES, move: 'm-to-n', sizing: COST_EFFICIENT_SIZING });
+        const sized = evaluateRemoval(view, [candidate], 'single-node', { maxNewNodes: MAX_REPACK_NEW_NODES, move: 'm-to-n', sizing: COST_EFFICIENT_SIZING, newNodeTypes: cheaper });
         if (sized.ok && sized.proposal.replacements.length >= 2) {
           const proposal = asRepack(sized.proposal);
           const rejected = view.schedulerCheck(proposal);
