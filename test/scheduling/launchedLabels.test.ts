@@ -3,6 +3,7 @@
 // a pod is planned onto it only by labels it will really have.
 import { describe, expect, it } from 'vitest';
 import type { Pod, Requirement } from '../../src/core/model/types.ts';
+import { withLaunchedLabels } from '../../src/core/disruption/actuatorChoice.ts';
 import { carriesLabel, launchedLabels, launchTemplateLabelKeys, newNodeLabels } from '../../src/core/scheduling/launchedLabels.ts';
 import { daemonSet, instanceType, Mi, node, nodePool, pod } from '../builders.ts';
 import { destinations, simulateScenario, spread } from './helpers.ts';
@@ -67,12 +68,25 @@ describe('a pod on a new node of a pool launched from its launch template', () =
   });
 });
 
+describe('withLaunchedLabels', () => {
+  it('marks only the pools the ec2 actuator acts on', () => {
+    const pools = [nodePool({ name: 'ec2' }), nodePool({ name: 'karpenter' }), nodePool({ name: 'unchosen' })];
+    const choices = new Map([
+      ['ec2', { actuator: 'ec2' as const, why: 'KARPENTER=absent' }],
+      ['karpenter', { actuator: 'karpenter' as const, why: 'KARPENTER=present' }],
+    ]);
+    const marked = withLaunchedLabels(pools, [], choices);
+    expect(marked.map((p) => p.launchedLabelKeys === undefined)).toEqual([false, true, true]);
+    expect(marked[1]).toBe(pools[1]);
+  });
+});
+
 describe('launchTemplateLabelKeys', () => {
   it('is the template labels, the pool label and the keys every node of the pool has', () => {
     const pool = nodePool({ name: 'workers', templateLabels: { team: 'a' } });
     const nodes = [
-      node({ name: 'w1', nodePool: 'workers', labels: { 'karpenter.sh/nodepool': 'workers', tier: 'x', only: 'w1' } }),
-      node({ name: 'w2', nodePool: 'workers', labels: { 'karpenter.sh/nodepool': 'workers', tier: 'y' } }),
+      node({ name: 'w1', nodePool: 'workers', labels: { 'karpenter.sh/nodepool': 'workers', tier: 'x' } }),
+      node({ name: 'w2', nodePool: 'workers', labels: { 'karpenter.sh/nodepool': 'workers', tier: 'y', only: 'w2' } }),
       node({ name: 'o1', nodePool: 'other', labels: { 'karpenter.sh/nodepool': 'other', elsewhere: 'z' } }),
     ];
     const keys = launchTemplateLabelKeys(pool, nodes);
@@ -113,6 +127,9 @@ describe('the labels of a launched node', () => {
       'karpenter.sh/nodepool': 'default',
     });
     expect(launchedLabels(undefined, { a: '1' })).toEqual({ a: '1' });
+    // A replacement promised without a zone or pool (an unfinished command's, recorded without them).
+    const bare = newNodeLabels({ name: 'n2', typeLabels: {}, instanceType: 'm5.large', capacityType: 'on-demand', zone: undefined, pool: undefined, poolName: undefined });
+    expect(bare).toStrictEqual({ 'kubernetes.io/hostname': 'n2', 'node.kubernetes.io/instance-type': 'm5.large', [CAPACITY_TYPE]: 'on-demand' });
     expect(carriesLabel(templatePool(), 'failure-domain.beta.kubernetes.io/zone')).toBe(true);
   });
 });
