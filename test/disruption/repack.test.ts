@@ -58,6 +58,17 @@ describe('1 -> 2 split (kubernetes-sigs/karpenter#1442)', () => {
     expect(d).not.toHaveProperty('dryRunOnly');
   });
 
+  it('takes the packed split when kube-scheduler would bind it, though sized for cost it would need three nodes', () => {
+    // Two 3000m pods and one of 800m: packed, one `small` holds a 3000m pod and the 800m one (any binding
+    // order finds room for each); sized for cost every new node keeps room for a 3000m pod, so three
+    // `small` ($0.60) would be needed, which saves nothing.
+    const c = cluster({ nodes: [bigNode('b')], pods: on('b', pod({ requests: { cpu: 3000, memory: 2 * Gi } }), pod({ requests: { cpu: 3000, memory: 2 * Gi } }), pod({ requests: { cpu: 800, memory: Gi } })) });
+    const out = pass(c, [nodePool()], premiumCatalog());
+    expect(out.decisions).toHaveLength(1);
+    expect(out.decisions[0]!.replacements.map((r) => r.instanceTypes[0])).toEqual(['small', 'small']);
+    expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(0.1, 6);
+  });
+
   it('the threshold case says why in the plan', () => {
     const out = pass(splitCluster(), [nodePool({ savingsThresholdCents: 5 })], premiumCatalog());
     expect(notes(out, 'b')).toMatch(/split into two nodes: savings 10\.0 cents\/hr below required/);
