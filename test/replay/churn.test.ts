@@ -13,6 +13,7 @@ describe('parseChurn', () => {
     ['daily=0.6,jobs=4/h', { ...NO_CHURN, dailyAmplitude: 0.6, jobsPerHour: 4 }],
     ['jobs=2/h,jobLength=1h,jobCpu=1,jobMemory=2Gi', { ...NO_CHURN, jobsPerHour: 2, jobLengthMs: 3_600_000, jobCpuMillis: 1000, jobMemoryBytes: 2 * Gi }],
     ['restarts=6/h,peak=3', { ...NO_CHURN, restartsPerHour: 6, peakHourUtc: 3 }],
+    ['restarts=60/h,after=3h', { ...NO_CHURN, restartsPerHour: 60, startAfterMs: 3 * 3_600_000 }],
   ])('reads %s', (text, expected) => {
     expect(parseChurn(text)).toEqual(expected);
   });
@@ -24,6 +25,8 @@ describe('parseChurn', () => {
     ['jobLength=soon', 'jobLength=soon: expected a positive duration'],
     ['jobCpu=lots', 'jobCpu=lots: expected a Kubernetes quantity'],
     ['daily', '"daily": expected NAME=VALUE'],
+    ['after=later', 'after=later: expected a duration such as 3h'],
+    ['after=-1h', 'after=-1h: expected a duration such as 3h'],
   ])('rejects %s', (text, message) => {
     expect(() => parseChurn(text)).toThrow(InputError);
     expect(() => parseChurn(text)).toThrow(message);
@@ -73,5 +76,31 @@ describe('restarts', () => {
     expect(now.pods.map((p) => p.name).filter((n) => n !== 'y')).toEqual([expect.stringMatching(/^x-x/), expect.stringMatching(/^s-x/)]);
     expect(world.pendingCount()).toBe(0);
     expect(world.counters.nodesLaunchedForPending).toBe(0);
+  });
+});
+
+describe('after', () => {
+  // One node with two workload pods, restarts at 60/h from the 30th minute: the pods are the same ones
+  // until then, and restarted (recreated under new names) after.
+  const world = () =>
+    new World(cluster({ nodes: [node({ name: 'a' })], pods: on('a', pod({ name: 'p' }), pod({ name: 'q' })) }), T0, {
+      nodePools: [nodePool()],
+      catalog: m5Catalog(),
+      scoring: 'least-allocated',
+      launchDelayMs: minutes(2),
+      random: seededRandom(1),
+    });
+  const names = (w: World) => w.snapshot().pods.map((p) => p.name).sort();
+
+  it('leaves the workload still before the start, then changes it at the rate asked', () => {
+    const w = world();
+    // A restart every minute once the workload moves (a fixed wait stands in for the random one).
+    const random: Random = { next: () => 0, int: () => 0, exponential: () => minutes(1) };
+    const churn = createChurn({ ...NO_CHURN, restartsPerHour: 60, startAfterMs: minutes(30) }, w, random);
+    w.advanceTo(T0 + minutes(30), minutes(1), churn.step);
+    expect(names(w)).toEqual(['p', 'q']);
+    w.advanceTo(T0 + minutes(35), minutes(1), churn.step);
+    expect(names(w)).not.toEqual(['p', 'q']);
+    expect(w.snapshot().pods).toHaveLength(2);
   });
 });

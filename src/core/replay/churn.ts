@@ -10,6 +10,8 @@
 //   jobLength=D    ...and run for D once started (Go duration, default 30m)
 //   jobCpu=Q, jobMemory=Q   their requests (Kubernetes quantities, default 500m and 1Gi)
 //   restarts=N/h   that many random workload pods per hour are deleted and recreated (rollouts, crashes)
+//   after=D        nothing changes for the first D of the replay (Go duration, default 0): the passes
+//                  settle the cluster first, so what follows measures the churn alone
 import { InputError } from '../errors.ts';
 import { goDurationOrNull } from '../input/duration.ts';
 import type { Pod } from '../model/types.ts';
@@ -26,6 +28,8 @@ export interface ChurnSpec {
   readonly jobCpuMillis: number;
   readonly jobMemoryBytes: number;
   readonly restartsPerHour: number;
+  /** The workload is still for this long from the replay's start; the changes begin after it. */
+  readonly startAfterMs: number;
 }
 
 export const NO_CHURN: ChurnSpec = {
@@ -36,6 +40,7 @@ export const NO_CHURN: ChurnSpec = {
   jobCpuMillis: 500,
   jobMemoryBytes: 1024 ** 3,
   restartsPerHour: 0,
+  startAfterMs: 0,
 };
 
 const fail = (problem: string): never => {
@@ -59,7 +64,7 @@ export function parseChurn(spec: string | undefined): ChurnSpec {
   const out: { -readonly [K in keyof ChurnSpec]: ChurnSpec[K] } = { ...NO_CHURN };
   for (const part of spec.split(',')) {
     const [key, value, ...extra] = part.trim().split('=');
-    if (value === undefined || extra.length > 0) fail(`"${part.trim()}": expected NAME=VALUE (daily, peak, jobs, jobLength, jobCpu, jobMemory, restarts)`);
+    if (value === undefined || extra.length > 0) fail(`"${part.trim()}": expected NAME=VALUE (daily, peak, jobs, jobLength, jobCpu, jobMemory, restarts, after)`);
     switch (key) {
       case 'daily':
         out.dailyAmplitude = number(key, value!, 0, 1);
@@ -73,6 +78,12 @@ export function parseChurn(spec: string | undefined): ChurnSpec {
       case 'restarts':
         out.restartsPerHour = rate(key, value!);
         break;
+      case 'after': {
+        const ms = goDurationOrNull(value!);
+        if (ms === null || ms < 0) fail(`after=${value}: expected a duration such as 3h`);
+        out.startAfterMs = ms!;
+        break;
+      }
       case 'jobLength': {
         const ms = goDurationOrNull(value!);
         if (ms === null || ms <= 0) fail(`jobLength=${value}: expected a positive duration such as 30m`);
@@ -94,7 +105,7 @@ export function parseChurn(spec: string | undefined): ChurnSpec {
         break;
       }
       default:
-        fail(`unknown churn model "${key}" (daily, peak, jobs, jobLength, jobCpu, jobMemory, restarts)`);
+        fail(`unknown churn model "${key}" (daily, peak, jobs, jobLength, jobCpu, jobMemory, restarts, after)`);
     }
   }
   return out;
@@ -128,12 +139,15 @@ export function createChurn(spec: ChurnSpec, world: World, random: Random): Chur
     if (entry) entry.count += 1;
     else base.set(key, { count: 1, template: pod });
   }
-  const startFactor = dailyFactor(spec, world.now);
-  let nextJobAt = spec.jobsPerHour > 0 ? world.now + random.exponential(3_600_000 / spec.jobsPerHour) : Number.POSITIVE_INFINITY;
-  let nextRestartAt = spec.restartsPerHour > 0 ? world.now + random.exponential(3_600_000 / spec.restartsPerHour) : Number.POSITIVE_INFINITY;
+  // Every change is timed from the moment the workload starts to move (`after`).
+  const startMs = world.now + spec.startAfterMs;
+  const startFactor = dailyFactor(spec, startMs);
+  let nextJobAt = spec.jobsPerHour > 0 ? startMs + random.exponential(3_600_000 / spec.jobsPerHour) : Number.POSITIVE_INFINITY;
+  let nextRestartAt = spec.restartsPerHour > 0 ? startMs + random.exponential(3_600_000 / spec.restartsPerHour) : Number.POSITIVE_INFINITY;
 
   return {
     step(w, _fromMs, toMs) {
+      if (toMs <= startMs) return;
       // Jobs that have run their length finish.
       const finished = new Set(
         w.workloadPods()
