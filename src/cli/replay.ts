@@ -36,8 +36,9 @@ join after the launch delay, evicted pods are recreated and scheduled, pending p
 workload changes as --churn says, and the state is kept between passes as --state keeps it.
 --compare replays the same timeline under each NodePool config and prints one row per config.
 --churn: none, or NAME=VALUE,... with daily=0..1, peak=HOUR, jobs=N/h, jobLength=30m, jobCpu=500m,
-jobMemory=1Gi, restarts=N/h, after=3h (no change before then). Defaults: 288 passes of 5m (a day), launch delay 90s, least-allocated,
-no churn, seed 1, json on stdout. Without --cluster/--catalog/--config it replays the embedded demo.
+jobMemory=1Gi, restarts=N/h, after=3h (no change before then). Defaults: 288 passes of 5m (a day),
+launch delay 90s, least-allocated, no churn, seed 1, json on stdout. Without --cluster/--catalog/--config
+it replays the embedded demo.
 --format table fits 120 columns (a narrower terminal's width); --wide cuts nothing.
 --cluster DIR: a directory of dumps timed by their file names (2026-11-21T12-00-00Z.json ...): the
 first is the starting cluster, the pods arriving and leaving between them are the workload (no --churn).
