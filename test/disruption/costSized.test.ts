@@ -88,14 +88,15 @@ describe('a move whose pods overflow its new node into small holes: taken with e
   // allocated. Packed, the small pods fill the holes and the rest fits a 2-core `tiny`; kept room for a
   // 900m pod, a 3-core `mid3`. Either way, least-allocated scoring sends pods to the new node until it is
   // as allocated as the kept ones, more than it was planned to hold, and the last 900m pod finds no hole
-  // big enough: both are refused. With every moved pod planned on the new node (a 5-core `mid5`, room
-  // for a 900m pod beside them) no binding order can fill it: that move is taken.
+  // big enough: both are refused. With every moved pod planned on one new node (a 4-core `e4` holds all
+  // 3,800m) no binding order can fill it: a pod bound elsewhere only leaves it more room. That move is
+  // taken (before the one keeping room for a 900m pod beside them, a dearer 5-core `mid5`).
   const catalog = overflowCatalog(0.8);
   const overflowing = (holeMillis: number) => overflowCluster(holeMillis, 2, 20);
 
-  it('replaces c with a mid5 holding all 22 pods', () => {
+  it('replaces c with an e4 holding all 22 pods', () => {
     const out = pass(overflowing(600), [nodePool()], catalog);
-    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['c'], ['mid5']]]);
+    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['c'], ['e4']]]);
     const destinations = Object.values(out.decisions[0]!.podDestinations ?? {});
     expect(destinations).toHaveLength(22);
     expect(new Set(destinations).size).toBe(1);
@@ -103,10 +104,40 @@ describe('a move whose pods overflow its new node into small holes: taken with e
   });
 
   it.each([
-    ['1200m holes: the packed tiny is still refused (the holes fill before the last 900m pod comes)', 1200, [['replace', ['c'], ['mid5']]]],
+    ['1200m holes: the packed tiny is still refused (the holes fill before the last 900m pod comes)', 1200, [['replace', ['c'], ['e4']]]],
     ['3000m holes: the kept nodes take every pod in any order, and c is deleted', 3000, [['delete', ['c'], []]]],
   ] as const)('%s', (_name, holeMillis, expected) => {
     const out = pass(overflowing(holeMillis), [nodePool()], catalog);
     expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual(expected);
+  });
+});
+
+describe('a full node onto one cheaper node of its size that holds every pod', () => {
+  // n (a $0.40 4-core `big`) is nearly full: 3,900m of pods, a 1300m one the largest. Four kept nodes
+  // have 1000m holes. Packed, the pods that fit go to the holes and the rest to a 3-core `half` ($0.27);
+  // kept room for a 1300m pod, the same. Bound smallest first, the small pods fill the empty `half`
+  // while it is the least allocated node, and the 1300m pod finds no room: both are refused. A `same`
+  // ($0.36, 4 cores) planned to hold all eleven pods has room for each whatever the order: taken.
+  it('replaces n with a same holding all eleven pods', () => {
+    const catalog: Catalog = {
+      region: 'us-east-1',
+      instanceTypes: [
+        instanceType('half', { cpu: 3000, memory: 16 * Gi, pods: 58 }, 0.27),
+        instanceType('same', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.36),
+        instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4),
+      ],
+    };
+    const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
+    const n = node({ name: 'n', instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } });
+    const sizes = [1300, 900, 600, 400, 100, 100, 100, 100, 100, 100, 100];
+    const c = cluster({
+      nodes: [...kept, n],
+      pods: [...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 3000, memory: 16 * Mi } }))), ...on('n', ...sizes.map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } })))],
+    });
+    const out = pass(c, [nodePool()], catalog);
+    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['n'], ['same']]]);
+    const destinations = Object.values(out.decisions[0]!.podDestinations ?? {});
+    expect(destinations).toHaveLength(11);
+    expect(new Set(destinations).size).toBe(1);
   });
 });

@@ -36,8 +36,8 @@ export function costSizedNewNodes(removedNodes: number): number {
 
 /**
  * The moves to offer kube-scheduler's check for `proposal`, best first: the cost-sized move when it saves
- * more, the move as found, then (a move that launches nodes and was refused) the same move with each new
- * node keeping room for the largest moved pod: a new node packed full is what kube-scheduler's spreading
+ * more, the move as found, then (a move that launches nodes and was refused) the same nodes' pods all on
+ * one new node, then the same move with each new node keeping room for the largest moved pod: a new node packed full is what kube-scheduler's spreading
  * most often leaves a large pod without room on; and last the same move with every moved pod on its new
  * nodes, each keeping that room. The moved pods may still spread to other nodes when bound, but whatever
  * goes elsewhere leaves more room on the new nodes, so no binding order strands one of them there: this
@@ -74,6 +74,13 @@ export function* movesToCheck(view: PassView, proposal: Proposal): Generator<Pro
   yield sized;
   if (sized !== proposal) yield proposal;
   if (proposal.replacements.length === 0) return;
+  // One new node that holds every moved pod by itself, room kept for none: whatever order the pods come
+  // back in, each finds room there, since a pod bound elsewhere only leaves more of it. For a full node
+  // whose cheaper type of the same size has just enough room, this is the one move that holds: the
+  // moves below keep a largest pod's room, which such a node does not have, and the packed move
+  // leaves pods in holes that spreading does not fill in its order.
+  const alone = evaluateRemoval(view, proposal.candidates, proposal.method, { maxNewNodes: 1, newNodesOnly: true });
+  if (alone.ok) yield keepCap(alone.proposal, proposal);
   for (const newNodesOnly of [false, true]) {
     const verdict = evaluateRemoval(view, proposal.candidates, proposal.method, {
       maxNewNodes: proposal.replacements.length,
