@@ -159,15 +159,17 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
     const previous = store ? await store.load(nowMs) : emptyPassState();
     const [cluster, catalogLoad, readPools] = await Promise.all([deps.readCluster(), deps.loadCatalog(nowMs), deps.loadNodePools()]);
     const catalog = catalogLoad.catalog;
-    const actuatorInput = {
+    // Which actuator carries out each pool's decisions (chosen per pool, from the pool and the nodes).
+    const choices = chooseActuators({
+      nodePools: readPools,
       nodes: cluster.nodes,
       setting: settings.actuator ?? 'auto',
       presence: settings.karpenterPresence ?? 'auto',
       poolsFromCluster: settings.nodePoolsFromCluster ?? false,
-    } as const;
+    });
     // A pool launched from its launch template gives its new nodes fewer labels than Karpenter would: the
     // simulation sees every pool as its replacements will really be labelled (launchedLabels.ts).
-    const nodePools = withLaunchedLabels(readPools, cluster.nodes, chooseActuators({ ...actuatorInput, nodePools: readPools }));
+    const nodePools = withLaunchedLabels(readPools, cluster.nodes, choices);
     const observed = observeNodes(cluster, previous, nowMs);
     const pools = new Map(nodePools.map((p) => [p.name, p]));
     const notes = [
@@ -186,9 +188,9 @@ async function plan(deps: PassDependencies, settings: PassSettings): Promise<Pas
       poolsFromCluster: settings.nodePoolsFromCluster ?? false,
     });
     notes.push(...karpenterConflictNotes(nodePools.filter(inScope(settings.scope)), conflicts, settings.dryRun));
-    // Which actuator carries out each in-scope pool's decisions: in the plan, for the actuator and a person.
+    // The in-scope pools' actuators: in the plan, for the actuator and a person.
     const scopedPools = nodePools.filter(inScope(settings.scope));
-    const actuators = chooseActuators({ ...actuatorInput, nodePools: scopedPools });
+    const actuators = new Map(scopedPools.map((pool) => [pool.name, choices.get(pool.name)!] as const));
     notes.push(...actuatorNotes(scopedPools, actuators));
     const leftToKarpenter = (node: Node) => (!settings.dryRun && node.nodePool !== undefined ? conflicts.get(node.nodePool) : undefined);
 

@@ -39,11 +39,11 @@ export function costSizedNewNodes(removedNodes: number): number {
  * more, the move as found, then (a move that launches nodes and was refused) the same nodes' pods all on
  * one new node, then the same move with each new node keeping room for the largest moved pod: a new node
  * packed full is what kube-scheduler's spreading most often leaves a large pod without room on; and last
- * the same move with every moved pod on its new nodes, each keeping that room. The moved pods may still spread to other nodes when bound, but whatever
- * goes elsewhere leaves more room on the new nodes, so no binding order strands one of them there: this
- * is the move to fall back on when the pods overflow the new nodes into small holes on the kept ones and
- * some binding order leaves a large pod without a hole big enough. Each is simulated only when the one
- * before is refused.
+ * the same move with every moved pod on its new nodes, each keeping that room. The moved pods may still
+ * spread to other nodes when bound, but whatever goes elsewhere leaves more room on the new nodes, so no
+ * binding order strands one of them there: this is the move to fall back on when the pods overflow the
+ * new nodes into small holes on the kept ones and some binding order leaves a large pod without a hole
+ * big enough. Each is simulated only when the one before is refused.
  */
 export function* movesToCheck(view: PassView, proposal: Proposal): Generator<Proposal> {
   const retry = view.roomyRetry;
