@@ -141,3 +141,103 @@ describe('a full node onto one cheaper node of its size that holds every pod', (
     expect(new Set(destinations).size).toBe(1);
   });
 });
+
+describe('a delete refused for a pod that spreading strands: the node onto one cheaper node that holds every pod', () => {
+  // n (a $0.40 4-core `big`) holds 3,900m: a 1300m pod, 900m, 600m, 400m and seven 100m ones. Four kept
+  // nodes have holes that hold them all when packed (the 1300m pod in one, 900m + 400m in another, the
+  // rest in a third), so single-node plans a delete. Bound smallest first, least-allocated scoring spreads
+  // the 100m pods over all four holes and the 1300m pod finds none left big enough: the delete is refused.
+  // A `same` ($0.36, 4 cores) planned to hold every pod has room for each in any order: that replacement
+  // is taken instead. With holes of 3000m the delete holds in every order and stays.
+  const catalog: Catalog = {
+    region: 'us-east-1',
+    instanceTypes: [
+      instanceType('same', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.36),
+      instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4),
+    ],
+  };
+  const withHoles = (holeMillis: number): Cluster => {
+    const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
+    const n = node({ name: 'n', instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } });
+    const sizes = [1300, 900, 600, 400, 100, 100, 100, 100, 100, 100, 100];
+    return cluster({
+      nodes: [...kept, n],
+      pods: [...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 4000 - holeMillis, memory: 16 * Mi } }))), ...on('n', ...sizes.map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } })))],
+    });
+  };
+
+  it.each([
+    ['1300m holes: the delete is refused, n goes onto one same', 1300, [['replace', ['n'], ['same']]]],
+    ['3000m holes: the delete holds in any order', 3000, [['delete', ['n'], []]]],
+  ] as const)('%s', (_name, holeMillis, expected) => {
+    const out = pass(withHoles(holeMillis), [nodePool()], catalog);
+    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual(expected);
+  });
+
+  it('a merge whose delete is refused the same way: both nodes onto one same', () => {
+    // n1 and n2 (two $0.40 `big`) hold 1,900m (the 1300m pod and six 100m ones) and 2,000m; packed, all
+    // of it fits the four 1300m holes, and bound smallest first the 100m pods leave the 1300m pod none.
+    // Every pod of both on one `same` ($0.36) saves $0.44 in any order.
+    const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
+    const two = ['n1', 'n2'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } }));
+    const c = cluster({
+      nodes: [...kept, ...two],
+      pods: [
+        ...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 2700, memory: 16 * Mi } }))),
+        ...on('n1', ...[1300, 100, 100, 100, 100, 100, 100].map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } }))),
+        ...on('n2', ...[900, 600, 400, 100].map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } }))),
+      ],
+    });
+    const out = pass(c, [nodePool()], catalog);
+    expect(out.decisions.map((d) => [d.action, [...d.nodes].sort(), d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['n1', 'n2'], ['same']]]);
+    expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(0.44, 6);
+  });
+
+  it('says why the delete was not taken when no cheaper node holds every pod', () => {
+    const dearer: Catalog = { region: 'us-east-1', instanceTypes: [instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4)] };
+    const out = pass(withHoles(1300), [nodePool()], dearer);
+    expect(out.decisions).toEqual([]);
+    expect(out.notes.get('n')?.join(' ')).toMatch(/would stay Pending/);
+  });
+});
+
+describe('a move too large for one cheaper node: taken with its new node keeping a largest pod\'s room', () => {
+  // c (a $0.80 16-core `t16`) holds a 1300m pod and thirty-four 200m ones (8,100m). Three kept nodes have
+  // 1500m holes. No cheaper single node holds all 8,100m, so every pod on one new node saves nothing.
+  // Packed, the holes take 4,500m and an 8-core `t8` the rest; bound smallest first, the 200m pods
+  // fill the empty t8 while it is the least allocated node and the holes after it, and the 1300m pod
+  // finds no room: refused. With the t8 planned to keep 1300m free beside what it holds (more of the
+  // pods planned into the holes), whichever pods take the holes first, the 1300m pod finds that room:
+  // taken, saving the t16's price less the t8's.
+  const catalog: Catalog = {
+    region: 'us-east-1',
+    instanceTypes: [
+      instanceType('t2', { cpu: 2000, memory: 64 * Gi, pods: 110 }, 0.1),
+      instanceType('t4', { cpu: 4000, memory: 64 * Gi, pods: 110 }, 0.2),
+      instanceType('t8', { cpu: 8000, memory: 64 * Gi, pods: 110 }, 0.4),
+      instanceType('t16', { cpu: 16000, memory: 64 * Gi, pods: 110 }, 0.8),
+    ],
+  };
+  const withSmallPods = (count: number): Cluster => {
+    const kept = ['k1', 'k2', 'k3'].map((name) => node({ name, instanceType: 't4', allocatable: { cpu: 4000, memory: 64 * Gi, pods: 110 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
+    const c = node({ name: 'c', instanceType: 't16', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });
+    return cluster({
+      nodes: [...kept, c],
+      pods: [
+        ...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 2500, memory: 16 * Mi } }))),
+        ...on('c', pod({ name: 'large', requests: { cpu: 1300, memory: 16 * Mi } }), ...Array.from({ length: count }, (_, i) => pod({ name: `small-${i}`, requests: { cpu: 200, memory: 16 * Mi } }))),
+      ],
+    });
+  };
+
+  it('replaces c with a t8 that keeps room for the 1300m pod', () => {
+    const out = pass(withSmallPods(34), [nodePool()], catalog);
+    expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['c'], ['t8']]]);
+    const d = out.decisions[0]!;
+    expect(d.savingsPerHour).toBeCloseTo(0.4, 6);
+    const onNew = Object.entries(d.podDestinations ?? {}).filter(([, destination]) => !/^k\d$/.test(destination));
+    const millis = (key: string) => (key.endsWith('/large') ? 1300 : 200);
+    // What the t8 is planned to hold leaves at least 1300m of its 8000m free.
+    expect(onNew.reduce((sum, [key]) => sum + millis(key), 0)).toBeLessThanOrEqual(8000 - 1300);
+  });
+});

@@ -73,22 +73,21 @@ export function* movesToCheck(view: PassView, proposal: Proposal): Generator<Pro
   const sized = cheaperWithCostSizedNodes(view, proposal);
   yield sized;
   if (sized !== proposal) yield proposal;
-  if (proposal.replacements.length === 0) return;
   // One new node that holds every moved pod by itself, room kept for none: whatever order the pods come
   // back in, each finds room there, since a pod bound elsewhere only leaves more of it. For a full node
   // whose cheaper type of the same size has just enough room, this is the one move that holds: the
-  // moves below keep a largest pod's room, which such a node does not have, and the packed move
-  // leaves pods in holes that spreading does not fill in its order.
+  // move below keeps a largest pod's room, which such a node does not have, and the packed move
+  // leaves pods in holes that spreading does not fill in its order. So is it for a delete refused
+  // because spreading leaves a large pod no hole: the pods onto one cheaper new node save less than the
+  // delete would, but they save, and the delete is not safe to take.
   const alone = evaluateRemoval(view, proposal.candidates, proposal.method, { maxNewNodes: 1, newNodesOnly: true });
   if (alone.ok) yield keepCap(alone.proposal, proposal);
-  for (const newNodesOnly of [false, true]) {
-    const verdict = evaluateRemoval(view, proposal.candidates, proposal.method, {
-      maxNewNodes: proposal.replacements.length,
-      sizing: ROOM_KEEPING_SIZING,
-      newNodesOnly,
-    });
-    if (verdict.ok) yield keepCap(proposal.move ? { ...verdict.proposal, move: proposal.move } : verdict.proposal, proposal);
-  }
+  if (proposal.replacements.length === 0) return;
+  // Last, the move's new nodes each keeping a largest moved pod's room beside what they are planned to
+  // hold, the rest of the pods in the kept nodes' holes: whichever pods reach the holes first, the
+  // largest still finds that room.
+  const roomy = evaluateRemoval(view, proposal.candidates, proposal.method, { maxNewNodes: proposal.replacements.length, sizing: ROOM_KEEPING_SIZING });
+  if (roomy.ok) yield keepCap(proposal.move ? { ...roomy.proposal, move: proposal.move } : roomy.proposal, proposal);
 }
 
 /** `proposal`, or the same nodes moved onto cost-sized new nodes when that saves more. */
