@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { goDurationOrNull as durationOrNull } from '../../src/core/input/duration.ts';
 import { runConsolidationPass } from '../../src/core/disruption/pass.ts';
 import type { Catalog, Cluster, NodePool } from '../../src/core/model/types.ts';
-import { cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, overflowCluster, pod, T0 } from '../builders.ts';
+import { catalogOf, cluster, Gi, instanceType, m5Catalog, Mi, node, nodePool, on, overflowCatalog, overflowCluster, pod, T0 } from '../builders.ts';
 
 const pass = (c: Cluster, pools: NodePool[], catalog: Catalog) =>
   runConsolidationPass({ cluster: c, nodePools: pools, catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull });
@@ -209,15 +209,12 @@ describe('a move too large for one cheaper node: taken with its new node keeping
   // finds no room: refused. With the t8 planned to keep 1300m free beside what it holds (more of the
   // pods planned into the holes), whichever pods take the holes first, the 1300m pod finds that room:
   // taken, saving the t16's price less the t8's.
-  const catalog: Catalog = {
-    region: 'us-east-1',
-    instanceTypes: [
-      instanceType('t2', { cpu: 2000, memory: 64 * Gi, pods: 110 }, 0.1),
-      instanceType('t4', { cpu: 4000, memory: 64 * Gi, pods: 110 }, 0.2),
-      instanceType('t8', { cpu: 8000, memory: 64 * Gi, pods: 110 }, 0.4),
-      instanceType('t16', { cpu: 16000, memory: 64 * Gi, pods: 110 }, 0.8),
-    ],
-  };
+  const catalog = catalogOf(
+    ['t2', 2000, 64 * Gi, 110, 0.1],
+    ['t4', 4000, 64 * Gi, 110, 0.2],
+    ['t8', 8000, 64 * Gi, 110, 0.4],
+    ['t16', 16000, 64 * Gi, 110, 0.8],
+  );
   const withSmallPods = (count: number): Cluster => {
     const kept = ['k1', 'k2', 'k3'].map((name) => node({ name, instanceType: 't4', allocatable: { cpu: 4000, memory: 64 * Gi, pods: 110 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
     const c = node({ name: 'c', instanceType: 't16', allocatable: { cpu: 16000, memory: 64 * Gi, pods: 110 } });

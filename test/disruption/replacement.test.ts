@@ -30,6 +30,16 @@ const mk = (name: string, od: number, spot?: number, zones?: string[]) =>
   instanceType(name, { cpu: 4000, memory: 16 * 2 ** 30, pods: 58 }, od, { spotPricePerHour: spot, zones });
 
 describe('choosing a replacement', () => {
+  it('saves nothing when the new node costs what the nodes cost together, whatever float sums say', () => {
+    // 0.1 + 0.1 + 0.4 is 0.6000000000000001 in floating point: a $0.6 node is not cheaper.
+    const nodes = [candidate('a', 0.1), candidate('b', 0.1), candidate('c', 0.4)];
+    const choice = chooseReplacement(nodes, plan([mk('same-price', 0.6)]), off);
+    expect(choice.ok).toBe(false);
+    if (choice.ok) return;
+    expect(choice.reason).toMatch(/^no cheaper replacement/);
+    expect(chooseReplacement(nodes, plan([mk('a-cent-less', 0.59)]), off).ok).toBe(true);
+  });
+
   it('keeps only types cheaper than the node, cheapest first, priced by the cheapest allowed offering', () => {
     const choice = chooseReplacement([candidate('a', 0.384)], plan([mk('m5.4xlarge', 0.768), mk('m5.xlarge', 0.192), mk('m5.large', 0.096)]), off);
     expect(choice.ok).toBe(true);

@@ -11,7 +11,9 @@
 //   4. m-to-n      - repacks (methods/repack.ts): m nodes into n > 1 new ones, splits of one node into
 //                    two. Last, so Karpenter's own moves win where they exist (a delete that saves as
 //                    much as a 3-into-2 repack disrupts less). The actuator launches every replacement
-//                    of a command before it evicts anything, so these are carried out like the others.
+//                    of a command before it evicts anything, so these are carried out like the others;
+//   5. pair merge  - (methods/pairMerge.ts) only when nothing else was decided: two nodes no ordering of
+//                    multi-node's search put side by side, every pod of both on one cheaper new node.
 // Methods are repeated while they keep finding commands; single-node sweeps each candidate once.
 // No decision disrupts more than `maxNodesPerCommand` nodes (MAX_NODES_PER_COMMAND, commandCap.ts),
 // which bounds what one command can break; emptiness deletes more empty nodes than that in several
@@ -33,6 +35,7 @@ import { nodeDisruptionCost } from './disruptionCost.ts';
 import { byDisruptionCost, closedToMovedPods, evaluateNodes, podsByNode, snapshotTiming, type Candidate, type NodeTiming, type NodeVerdict } from './candidates.ts';
 import { emptiness } from './methods/emptiness.ts';
 import { createMultiNode } from './methods/multiNode.ts';
+import { createPairMerge, PAIR_MERGE_TRIES } from './methods/pairMerge.ts';
 import { createRepack } from './methods/repack.ts';
 import { createSingleNode } from './methods/singleNode.ts';
 import type { ConsolidationMethod, PassView, Proposal, RoomyRetry } from './methods/types.ts';
@@ -57,6 +60,13 @@ export const MAX_REBUILT_CHECKS_PER_PASS = 24;
  * the cost of a pass that finds nothing bounded.
  */
 export const MAX_REBUILT_CHECKS_BEFORE_A_DECISION = 4 * MAX_REBUILT_CHECKS_PER_PASS;
+
+/**
+ * Checks of that kind left to the last-resort method (methods/pairMerge.ts), on top of what the other
+ * methods used: it runs only when they took nothing, often after they spent the pass's checks on moves
+ * refused, and its own moves (every pod of two nodes on one new node) would otherwise never be checked.
+ */
+export const MAX_LAST_RESORT_CHECKS = PAIR_MERGE_TRIES;
 
 export interface PassInput {
   readonly cluster: Cluster;
@@ -301,6 +311,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, roomy?:
   let decisions: Decision[] = [];
   const moves: PlannedMove[] = [];
   let rebuiltChecks = 0;
+  let lastResortChecks = 0;
   const launchesRefused = (): string | undefined => {
     if (!kubeWorld || rebuiltChecks < MAX_REBUILT_CHECKS_PER_PASS) return undefined;
     if (decisions.length > 0) {
@@ -313,7 +324,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, roomy?:
   const disruptedBy = new Map<string, number>();
 
   const allowed = new Set<MethodName>(input.methods ?? ['emptiness', 'multi-node', 'single-node', 'm-to-n']);
-  const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode(), createRepack()].filter((m) => allowed.has(m.name));
+  const methods: ConsolidationMethod[] = [emptiness, createMultiNode(), createSingleNode(), createRepack(), createPairMerge()].filter((m) => allowed.has(m.name));
   const replacementBound = input.replacementBound === undefined ? DEFAULT_REPLACEMENT_BOUND : input.replacementBound;
   const checkScheduler = input.schedulerCheck ?? true;
   const reopenReceivers = input.reopenReceivers ?? true;
@@ -411,6 +422,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, roomy?:
   const projected = input.workLimit !== undefined;
   const overWorkLimit = () => projected && workUnits(work) > input.workLimit!;
   decide: for (const method of methods) {
+    if (method.lastResort && decisions.length > 0) continue;
     for (;;) {
       if (overWorkLimit()) break decide;
       const view: PassView = {
@@ -430,7 +442,10 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, roomy?:
           if (!kubeWorld) return undefined;
           // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
           // whole cluster again): a pass pays for a bounded number of those; later such moves wait.
-          if (proposal.replacements.length > 0) {
+          if (proposal.replacements.length > 0 && method.lastResort) {
+            if (lastResortChecks >= MAX_LAST_RESORT_CHECKS) return `not checked against kube-scheduler's placement: this pass already checked ${lastResortChecks} merges of two nodes; looked at again next pass`;
+            lastResortChecks += 1;
+          } else if (proposal.replacements.length > 0) {
             const refused = launchesRefused();
             if (refused !== undefined) return refused;
             rebuiltChecks += 1;

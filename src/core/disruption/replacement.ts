@@ -64,7 +64,9 @@ export function chooseReplacement(
   const allShort = minValuesShortfall(minValues, pool);
   if (allShort) return { ok: false, reason: `no replacement: ${describeShortfall(allShort, 'the instance types that can hold the pods')}` };
 
-  const cheaper = priced(pool).filter((p) => p.worstPricePerHour < currentPricePerHour);
+  // Cheaper by more than float noise: three nodes at $0.1 + $0.1 + $0.4 sum to 0.6000000000000001,
+  // and a $0.6 node in their place saves nothing (Karpenter's rule: savings above zero).
+  const cheaper = priced(pool).filter((p) => p.worstPricePerHour < currentPricePerHour - 1e-9);
   if (cheaper.length === 0) {
     const best = priced(pool).sort((a, b) => a.worstPricePerHour - b.worstPricePerHour)[0]!;
     return {

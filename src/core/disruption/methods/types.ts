@@ -80,6 +80,8 @@ export interface PassView {
 
 export interface ConsolidationMethod {
   readonly name: MethodName;
+  /** Run only when the pass has decided nothing before it (methods/pairMerge.ts). */
+  readonly lastResort?: boolean;
   /** The next command worth taking, or undefined when this method has nothing more to offer. */
   next(view: PassView): Proposal | undefined;
 }
