@@ -70,6 +70,14 @@ describe('two nodes merged onto one, when the pass decided nothing else', () => 
     expect(pass(settled({ a: pods('a', 60, 130), b: pods('b', 60, 130) })).decisions).toEqual([]);
   });
 
+  it.each([
+    ['a WhenCheaper pool: one-for-one swaps only, no packing', { nodePools: [nodePool({ consolidationPolicy: 'WhenCheaper' })] }],
+    ['one node per command (MAX_NODES_PER_COMMAND=1)', { maxNodesPerCommand: 1 }],
+  ] as const)('merges nothing for %s', (_name, options) => {
+    const out = runConsolidationPass({ cluster: settled(), nodePools: [nodePool()], catalog, nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull, ...options });
+    expect(out.decisions).toEqual([]);
+  });
+
   it('respects the budget: a pool that may disrupt one node more takes no pair', () => {
     const out = runConsolidationPass({
       cluster: settled(),
