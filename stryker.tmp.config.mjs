@@ -1,2 +1,0 @@
-import base from './stryker.config.mjs';
-export default { ...base, mutate: ['src/core/disruption/methods/pairMerge.ts', 'src/core/disruption/pass.ts:425-452', 'src/core/disruption/replacement.ts:69'], vitest: { configFile: 'vitest.tmp.config.ts' }, incremental: false, concurrency: 1, reporters: ['clear-text', 'progress'], htmlReporter: undefined, jsonReporter: undefined, mutator: { excludedMutations: [] } };
