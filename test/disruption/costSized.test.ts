@@ -112,6 +112,25 @@ describe('a move whose pods overflow its new node into small holes: taken with e
   });
 });
 
+/** A nearly full `big`: 3,900m, a 1300m pod the largest. */
+const FULL_NODE = [1300, 900, 600, 400, 100, 100, 100, 100, 100, 100, 100];
+
+/**
+ * Four kept (do-not-disrupt) 4-core `big` nodes, each with a hole of `holeMillis`, and beside them the
+ * nodes of `movable`, each a `big` holding pods of these cpu requests.
+ */
+function keptWithHoles(holeMillis: number, movable: Record<string, readonly number[]>): Cluster {
+  const big = (name: string, annotations: Record<string, string> = {}) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations });
+  const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => big(name, { 'karpenter.sh/do-not-disrupt': 'true' }));
+  return cluster({
+    nodes: [...kept, ...Object.keys(movable).map((name) => big(name))],
+    pods: [
+      ...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 4000 - holeMillis, memory: 16 * Mi } }))),
+      ...Object.entries(movable).flatMap(([name, sizes]) => on(name, ...sizes.map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } })))),
+    ],
+  });
+}
+
 describe('a full node onto one cheaper node of its size that holds every pod', () => {
   // n (a $0.40 4-core `big`) is nearly full: 3,900m of pods, a 1300m one the largest. Four kept nodes
   // have 1000m holes. Packed, the pods that fit go to the holes and the rest to a 3-core `half` ($0.27);
@@ -127,14 +146,7 @@ describe('a full node onto one cheaper node of its size that holds every pod', (
         instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4),
       ],
     };
-    const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
-    const n = node({ name: 'n', instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } });
-    const sizes = [1300, 900, 600, 400, 100, 100, 100, 100, 100, 100, 100];
-    const c = cluster({
-      nodes: [...kept, n],
-      pods: [...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 3000, memory: 16 * Mi } }))), ...on('n', ...sizes.map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } })))],
-    });
-    const out = pass(c, [nodePool()], catalog);
+    const out = pass(keptWithHoles(1000, { n: FULL_NODE }), [nodePool()], catalog);
     expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['n'], ['same']]]);
     const destinations = Object.values(out.decisions[0]!.podDestinations ?? {});
     expect(destinations).toHaveLength(11);
@@ -156,15 +168,7 @@ describe('a delete refused for a pod that spreading strands: the node onto one c
       instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4),
     ],
   };
-  const withHoles = (holeMillis: number): Cluster => {
-    const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
-    const n = node({ name: 'n', instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } });
-    const sizes = [1300, 900, 600, 400, 100, 100, 100, 100, 100, 100, 100];
-    return cluster({
-      nodes: [...kept, n],
-      pods: [...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 4000 - holeMillis, memory: 16 * Mi } }))), ...on('n', ...sizes.map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } })))],
-    });
-  };
+  const withHoles = (holeMillis: number): Cluster => keptWithHoles(holeMillis, { n: FULL_NODE });
 
   it.each([
     ['1300m holes: the delete is refused, n goes onto one same', 1300, [['replace', ['n'], ['same']]]],
@@ -178,17 +182,7 @@ describe('a delete refused for a pod that spreading strands: the node onto one c
     // n1 and n2 (two $0.40 `big`) hold 1,900m (the 1300m pod and six 100m ones) and 2,000m; packed, all
     // of it fits the four 1300m holes, and bound smallest first the 100m pods leave the 1300m pod none.
     // Every pod of both on one `same` ($0.36) saves $0.44 in any order.
-    const kept = ['k1', 'k2', 'k3', 'k4'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }));
-    const two = ['n1', 'n2'].map((name) => node({ name, instanceType: 'big', allocatable: { cpu: 4000, memory: 16 * Gi, pods: 58 } }));
-    const c = cluster({
-      nodes: [...kept, ...two],
-      pods: [
-        ...kept.flatMap((k) => on(k.name, pod({ requests: { cpu: 2700, memory: 16 * Mi } }))),
-        ...on('n1', ...[1300, 100, 100, 100, 100, 100, 100].map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } }))),
-        ...on('n2', ...[900, 600, 400, 100].map((cpu) => pod({ requests: { cpu, memory: 16 * Mi } }))),
-      ],
-    });
-    const out = pass(c, [nodePool()], catalog);
+    const out = pass(keptWithHoles(1300, { n1: [1300, 100, 100, 100, 100, 100, 100], n2: [900, 600, 400, 100] }), [nodePool()], catalog);
     expect(out.decisions.map((d) => [d.action, [...d.nodes].sort(), d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['n1', 'n2'], ['same']]]);
     expect(out.decisions[0]!.savingsPerHour).toBeCloseTo(0.44, 6);
   });

@@ -443,6 +443,7 @@ function decideOnce(input: PassInput, held: ReadonlyMap<string, string>, roomy?:
           // A move that launches nodes is checked on a simulation built for the cluster it leaves (the
           // whole cluster again): a pass pays for a bounded number of those; later such moves wait.
           if (proposal.replacements.length > 0 && method.lastResort) {
+            // The last resort's checks are its own (MAX_LAST_RESORT_CHECKS).
             if (lastResortChecks >= MAX_LAST_RESORT_CHECKS) return `not checked against kube-scheduler's placement: this pass already checked ${lastResortChecks} merges of two nodes; looked at again next pass`;
             lastResortChecks += 1;
           } else if (proposal.replacements.length > 0) {

@@ -62,6 +62,9 @@ function launchableOf(view: PassView, pools: readonly NodePool[]): Launchable[] 
 
 export function createPairMerge(): ConsolidationMethod {
   const tried = new Set<string>();
+  // The pools, the catalog and the daemonsets do not change within a pass: each set of pools is worked
+  // out once, not on every call.
+  const launchableByPools = new Map<string, Launchable[]>();
   return {
     name: 'multi-node',
     lastResort: true,
@@ -72,7 +75,10 @@ export function createPairMerge(): ConsolidationMethod {
       // Dearest per requested cpu first (ties by name): full nodes of a dear type, and part-empty ones.
       const perCpu = (c: Candidate) => c.pricePerHour! / Math.max(1, demands.get(c)!.cpuMillis);
       const dearest = [...eligible].sort((a, b) => perCpu(b) - perCpu(a) || a.node.name.localeCompare(b.node.name)).slice(0, PAIR_MERGE_NODES);
-      const launchable = launchableOf(view, [...new Set(eligible.map((c) => c.pool))]);
+      const pools = [...new Set(eligible.map((c) => c.pool))];
+      const poolsKey = pools.map((p) => p.name).join('\n');
+      let launchable = launchableByPools.get(poolsKey);
+      if (!launchable) launchableByPools.set(poolsKey, (launchable = launchableOf(view, pools)));
       const pairs: { a: Candidate; b: Candidate; bound: number; key: string }[] = [];
       for (let i = 0; i < dearest.length; i++) {
         for (let j = i + 1; j < dearest.length; j++) {
