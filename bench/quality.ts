@@ -25,7 +25,9 @@
 // QUALITY_SHAPES=mixed generates pods whose cpu and memory differ in proportion; QUALITY_ORDERS=N carries
 // each pass out in N further random orders and prints how many leave a pod Pending (the pass's risk,
 // beside the one order the run goes on with); QUALITY_INTERLEAVE=1 brings the deletes' pods back
-// interleaved across the deletes (`probe`: only in those further orders); QUALITY_WAIT=1 has a delete
+// interleaved across the deletes (`probe`: only in those further orders); QUALITY_SCHED=int carries
+// every pass out with a second scheduler model written apart from the project's simulator
+// (kubeBinder.ts: kube-scheduler's whole points, ties drawn at random); QUALITY_WAIT=1 has a delete
 // whose pods are planned onto a new node wait for it; QUALITY_PENDING=1 prints the
 // Pending pods of each carrying-out; QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
@@ -42,6 +44,7 @@ import { readFileSync } from 'node:fs';
 import { bundledCatalogPath } from '../src/adapters/catalog/bundledPaths.ts';
 import { parseCatalog } from '../src/core/input/catalog.ts';
 import { mulberry32 } from './generate.ts';
+import { bindWithIntegerScores } from './kubeBinder.ts';
 
 const Mi = 1024 ** 2;
 const T0 = Date.parse('2026-11-21T12:00:00Z');
@@ -242,6 +245,15 @@ function bindLeastAllocated(cluster: Cluster, pods: readonly Pod[], pools: reado
   return { ...rest, pods: [...rest.pods, ...bound] };
 }
 
+/** The second scheduler model (QUALITY_SCHED=int, kubeBinder.ts) in the simulator's result shape. */
+function integerScored(cluster: Cluster, queue: readonly Pod[], excluded: ReadonlySet<string>, availableFrom: ReadonlyMap<string, number>, rand: () => number) {
+  const { placed, pending } = bindWithIntegerScores(cluster, queue, excluded, availableFrom, rand);
+  return {
+    placements: queue.filter((p) => placed.has(p.uid)).map((pod) => ({ pod, nodeName: placed.get(pod.uid)! })),
+    unschedulable: pending.map((pod) => ({ pod, reason: 'no node with room (integer scores)' })),
+  };
+}
+
 /** A seeded shuffle (the carrying-out order is not the plan's to choose). */
 function shuffle<T>(items: readonly T[], rand: () => number): T[] {
   const out = [...items];
@@ -328,14 +340,17 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
     nodes: [...cluster.nodes, ...added],
     pods: [...cluster.pods.filter((p) => !queued.has(p.uid)), ...added.map((n) => dsPod(n.name))],
   };
-  const result = createSimulator({ cluster: laidOut, nodePools: pools, catalog }).simulate({
-    excludedNodes: tainted,
-    pods: queue,
-    maxNewNodes: 0,
-    placement: 'least-allocated',
-    podOrder: 'as-given',
-    availableFrom,
-  });
+  const result =
+    process.env['QUALITY_SCHED'] === 'int'
+      ? integerScored(laidOut, queue, tainted, availableFrom, rand)
+      : createSimulator({ cluster: laidOut, nodePools: pools, catalog }).simulate({
+          excludedNodes: tainted,
+          pods: queue,
+          maxNewNodes: 0,
+          placement: 'least-allocated',
+          podOrder: 'as-given',
+          availableFrom,
+        });
   const placed = new Map(result.placements.map((p) => [p.pod.uid, p.nodeName]));
   if (process.env['QUALITY_PENDING'] && result.unschedulable.length > 0) {
     console.error(`  pass ${passNumber}: ${result.unschedulable.length} pod(s) Pending: ${result.unschedulable.slice(0, 3).map((u) => `${u.pod.name} ${u.pod.requests['cpu']}m (${u.reason})`).join(', ')}`);

@@ -459,12 +459,62 @@ describe("a replacement's command carried out first, alone, before any other new
     const { verdict, alone } = replaceBoth(newMillis);
     expect(verdict.kept).toBe(kept);
     if (kept === 1) {
-      expect(verdict.cut.get(1)).toMatch(/pod default\/b\d-600 would stay Pending/);
+      // (The first order that strands one of b's pods names it: a whole-point shuffle strands a 400m one.)
+      expect(verdict.cut.get(1)).toMatch(/pod default\/b\d-\d+ would stay Pending/);
       // b's command alone first strands its held-back 600m pod (some shuffles of the plan do too).
       expect(alone?.index).toBe(1);
       expect(alone?.reason).toMatch(/decision 2's new nodes Ready before any other, its pods largest first, held-back order 1.*pod default\/b\d-600 would stay Pending/);
     } else {
       expect(alone).toBeUndefined();
     }
+  });
+});
+
+describe('a plan of deletes bound in whole points (kube-scheduler picks among tied nodes at random)', () => {
+  // k0 and k1 (m5.2xlarge) stay. The 700m pod of v1 fits k0 exactly or k1 (1150m free); the 1000m pod of
+  // v2 fits k1 only. In exact shares the 700m pod always goes to k0 (its free memory outweighs); in whole
+  // points k0 and k1 tie at 29, and when the 700m pod lands on k1 the 1000m pod has nowhere to go.
+  // Each delete passes its own check (alone, either pod finds a node); only the plan binds both.
+  const twoXlarge = (name: string) => node({ name, instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 29317 * Mi, pods: 58 } });
+  const pool = nodePool();
+  const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: m5Catalog(), nowMs: T0 };
+  const deleteOf = (n: Node, pods: readonly Pod[]) => ({
+    proposal: { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: n, pool, pricePerHour: 0.192, pods, disruptionCost: 1, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 },
+    names: [],
+  });
+  /**
+   * The two deletes (v1's 700m pod, v2's 1000m pod) with k1 using `k1UsedMillis`; `withReplacement`: after
+   * a replacement of w, an m5.2xlarge whose 3000m pod only its new m5.xlarge takes.
+   */
+  function tiedPlan(k1UsedMillis: number, withReplacement = false) {
+    const [k0, k1, v1, v2, w] = [twoXlarge('k0'), twoXlarge('k1'), node({ name: 'v1', ...xlarge }), node({ name: 'v2', ...xlarge }), twoXlarge('w')];
+    const onV1 = on('v1', pod({ name: 'small', requests: { cpu: 700, memory: 2048 * Mi } }));
+    const onV2 = on('v2', pod({ name: 'large', requests: { cpu: 1000, memory: 2048 * Mi } }));
+    const onW = withReplacement ? on('w', pod({ name: 'w-3000', requests: { cpu: 3000, memory: 2048 * Mi } })) : [];
+    const start = cluster({
+      nodes: [k0, k1, v1, v2, ...(withReplacement ? [w] : [])],
+      pods: [...on('k0', pod({ requests: { cpu: 7210, memory: 9781 * Mi } })), ...on('k1', pod({ requests: { cpu: k1UsedMillis, memory: 11574 * Mi } })), ...onV1, ...onV2, ...onW],
+    });
+    const m5xlarge = m5Catalog().instanceTypes.find((t) => t.name === 'm5.xlarge')!;
+    const replacement = withReplacement ? [{ proposal: replacementProposal(w, onW, m5xlarge, pool, 0.384), names: ['replacement-w'] }] : [];
+    return keepConcurrentlySafe(ctx, start, [...replacement, deleteOf(v1, onV1), deleteOf(v2, onV2)]);
+  }
+
+  it.each([
+    ['k1 with 1150m free: the 700m pod may take the 1000m pod\'s room, the second delete is cut', 6760, 1],
+    ['k1 with 1750m free: room for both pods there, both deletes are kept', 6160, 2],
+  ] as const)('%s', (_name, k1Used, kept) => {
+    const verdict = tiedPlan(k1Used);
+    expect(verdict.kept).toBe(kept);
+    if (kept === 1) expect(verdict.cut.get(1)).toMatch(/deletes only, pods in a shuffled order \(seed \d+, scored in whole points\).*pod default\/large would stay Pending/);
+  });
+
+  it.each([
+    ['k1 with 1150m free: a delete is cut', 6760, 2],
+    ['k1 with 1750m free: all three are kept', 6160, 3],
+  ] as const)('beside a replacement, the shuffles of a plan that launches nodes are scored in whole points too: %s', (_name, k1Used, kept) => {
+    const verdict = tiedPlan(k1Used, true);
+    expect(verdict.kept).toBe(kept);
+    if (kept === 2) expect(verdict.cut.get(2)).toMatch(/shuffled order \(seed \d+, scored in whole points\).*pod default\/large would stay Pending/);
   });
 });

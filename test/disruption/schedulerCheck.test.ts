@@ -53,6 +53,43 @@ describe('kube-scheduler check', () => {
   });
 });
 
+// kube-scheduler scores in whole points and picks at random among the nodes that tie; the exact shares the
+// check's fixed orders use put a pod on one node every time.
+describe('kube-scheduler check in whole points', () => {
+  const twoXlarge = (name: string) =>
+    node({ name, instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 29317 * Mi, pods: 58 }, annotations: { 'karpenter.sh/do-not-disrupt': 'true' } });
+  /**
+   * `v`'s 700m pod fits `k0` exactly (700m free) or `k1` (1150m free); its 1000m pod fits `k1` only. By
+   * exact shares the 700m pod always prefers `k0` (its free memory outweighs), leaving `k1` to the 1000m
+   * pod, in every order; in whole points the two nodes tie at 29 and the 700m pod lands on `k1` as often
+   * as not, stranding the 1000m pod.
+   */
+  const tied = () =>
+    cluster({
+      nodes: [twoXlarge('k0'), twoXlarge('k1'), xlarge('v')],
+      pods: [
+        ...on('k0', pod({ name: 'fill-0', requests: { cpu: 7210, memory: 9781 * Mi } })),
+        ...on('k1', pod({ name: 'fill-1', requests: { cpu: 6760, memory: 11574 * Mi } })),
+        ...on('v', pod({ name: 'small', requests: { cpu: 700, memory: 2 * Gi } }), pod({ name: 'large', requests: { cpu: 1000, memory: 2 * Gi } })),
+      ],
+    });
+  /** The simulator with whole-point scoring taken out: the check as it was, exact shares in every order. */
+  const exactOnly = (input: SimulatorInput): Simulator => {
+    const inner = createSimulator(input);
+    return { simulate: ({ integerScoreTies: _ties, ...request }) => inner.simulate(request) };
+  };
+  const pass = (simulatorFactory?: (input: SimulatorInput) => Simulator) =>
+    runConsolidationPass({ cluster: tied(), nodePools: [nodePool()], catalog: m5Catalog(), nowMs: T0, gates: { spotToSpotConsolidation: false }, parseDuration: durationOrNull, ...(simulatorFactory ? { simulatorFactory } : {}) });
+
+  it('with exact shares in every order the delete of v would be taken', () => {
+    expect(pass(exactOnly).decisions).toMatchObject([{ action: 'delete', nodes: ['v'] }]);
+  });
+
+  it('the further shuffles, scored in whole points, find the tie: the delete is refused and v is replaced by a node of its own', () => {
+    expect(pass().decisions).toMatchObject([{ action: 'replace', nodes: ['v'], replacements: [{ instanceTypes: ['m5.large'] }] }]);
+  });
+});
+
 // The check keeps a kube-scheduler world of the pass (accepted moves, their pods where
 // least-allocated scoring puts them), so a check places only the pods of its own nodes.
 describe('kube-scheduler world of a pass', () => {

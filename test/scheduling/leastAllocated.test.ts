@@ -2,9 +2,9 @@
 // nodes of one shape in score order and looks at the first feasible node of each shape only
 // (leastAllocated.ts); each pod must still land where examining every node would put it.
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../src/core/model/types.ts';
+import type { Node, Pod } from '../../src/core/model/types.ts';
 import type { ExistingNode } from '../../src/core/scheduling/existingNodes.ts';
-import { LeastAllocatedOrder, scoreAfter } from '../../src/core/scheduling/leastAllocated.ts';
+import { integerScore, LeastAllocatedOrder, scoreAfter, tieDraw } from '../../src/core/scheduling/leastAllocated.ts';
 import { createSimulator } from '../../src/core/scheduling/simulator.ts';
 import { cluster, Gi, m5Catalog, Mi, node, nodePool, pod } from '../builders.ts';
 import { placedBy, random, referencePlacement, type Choose } from './reference.ts';
@@ -177,5 +177,102 @@ describe('least-allocated order derived for a simulation', () => {
     // The simulator's own order is left as it was: a second simulation derives from the same.
     expect(LeastAllocatedOrder.of(nodes)).toBe(base);
     expect(base.derive([], []).best(1, 1, () => true)).toBe(new LeastAllocatedOrder(nodes, nodes.filter((n) => n.receives).map((n) => n.index), (i) => ({ cpu: nodes[i]!.freeCpu, memory: nodes[i]!.freeMemory, pods: nodes[i]!.freePods })).best(1, 1, () => true));
+  });
+});
+
+// kube-scheduler's own arithmetic (NodeResourcesFit, LeastAllocated): whole points per resource, rounded
+// down, their mean rounded down, a random pick among the top; the further shuffles of the checks bind
+// in it (SimulationRequest.integerScoreTies).
+describe('least-allocated in whole points, ties drawn by a seed', () => {
+  const m5_2xlarge = { cpuAllocatable: 7910, memoryAllocatable: 29317 * Mi };
+  it.each([
+    ['700m free, 19,536Mi free, a 700m/2Gi pod: (0 + 59) / 2', 7910, 29317 * Mi, 700 - 700, (19536 - 2048) * Mi, 29],
+    ['1150m free, 17,743Mi free, the same pod: (5 + 53) / 2, a tie with the row above', 7910, 29317 * Mi, 1150 - 700, (17743 - 2048) * Mi, 29],
+    ['an odd sum rounds down: (99 + 100) / 2', 1000, Gi, 999, Gi, 99],
+    ['each resource rounds down before the mean: 99.9 and 99.9 make 99', 1000, 1000, 999, 999, 99],
+    ['a node with no memory to speak of scores on cpu alone', 1000, 0, 500, 0, 50],
+    ['nothing left: 0', 3920, 14162 * Mi, 0, 0, 0],
+  ] as const)('%s', (_name, cpuAllocatable, memoryAllocatable, freeCpu, freeMemory, points) => {
+    expect(integerScore({ cpuAllocatable, memoryAllocatable }, freeCpu, freeMemory)).toBe(points);
+  });
+
+  it('the exact shares tell those two nodes apart; whole points do not', () => {
+    const left = scoreAfter(m5_2xlarge, { cpu: 700, memory: 19536 * Mi, pods: 1 }, 700, 2 * Gi);
+    const right = scoreAfter(m5_2xlarge, { cpu: 1150, memory: 17743 * Mi, pods: 1 }, 700, 2 * Gi);
+    expect(left).toBeGreaterThan(right);
+    expect(integerScore(m5_2xlarge, 0, (19536 - 2048) * Mi)).toBe(integerScore(m5_2xlarge, 450, (17743 - 2048) * Mi));
+  });
+
+  it('a seed draws each node its own number, the same every time', () => {
+    const draws = Array.from({ length: 50 }, (_, i) => tieDraw(7, i));
+    expect(new Set(draws).size).toBe(50);
+    expect(Array.from({ length: 50 }, (_, i) => tieDraw(7, i))).toEqual(draws);
+    expect(Array.from({ length: 50 }, (_, i) => tieDraw(8, i))).not.toEqual(draws);
+  });
+
+  /** The reference: every fitting node scored in whole points, the tie going to the lowest draw. */
+  const wholePoints = (nodes: readonly Node[], seed: number): Choose => (pod, fits) => {
+    let best: (typeof fits)[number] | undefined;
+    let bestScore = -1;
+    for (const f of fits) {
+      const shape = { cpuAllocatable: f.node.allocatable['cpu']!, memoryAllocatable: f.node.allocatable['memory']! };
+      const score = integerScore(shape, f.room.cpu - pod.requests['cpu']!, f.room.memory - pod.requests['memory']!);
+      const draw = tieDraw(seed, nodes.indexOf(f.node));
+      if (score > bestScore || (score === bestScore && draw < tieDraw(seed, nodes.indexOf(best!.node)))) {
+        best = f;
+        bestScore = score;
+      }
+    }
+    return best?.node;
+  };
+
+  it.each(Array.from({ length: 8 }, (_, k) => ({ seed: k + 1, ties: 11 * k + 3 })))('random cluster, seed $seed, ties drawn with $ties: where examining every node puts each pod', ({ seed, ties }) => {
+    const rand = random(500 + seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+    // Few sizes, so that many nodes tie in whole points.
+    const nodes = Array.from({ length: 36 }, (_, i) => node({ name: `n${String(i).padStart(2, '0')}`, allocatable: { ...pick(SHAPES) } }));
+    const bound: Pod[] = [];
+    for (const n of nodes) {
+      const count = Math.floor(rand() * n.allocatable['pods']!);
+      for (let k = 0; k < count; k++) bound.push({ ...pod({ requests: { cpu: pick([100, 500]), memory: pick([256, 1024]) * Mi } }), nodeName: n.name });
+    }
+    const excluded = new Set(nodes.filter(() => rand() < 0.3).map((n) => n.name));
+    const moving = bound.filter((p) => excluded.has(p.nodeName!) || rand() < 0.1);
+    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
+    const request = { excludedNodes: excluded, pods: moving, maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', stopAtFirstFailure: true } as const;
+    const result = simulator.simulate({ ...request, integerScoreTies: ties });
+    expect(moving.length).toBeGreaterThan(0);
+    expect(placedBy(result)).toEqual(referencePlacement(nodes, bound, excluded, moving, wholePoints(nodes, ties)));
+    // And not where exact shares put them: the ties were drawn.
+    expect(placedBy(result)).not.toEqual(placedBy(simulator.simulate(request)));
+  });
+
+  it("a node further down its shape's order than the first that fits may score more whole points, and is found", () => {
+    // One shape (1000m, 1000Mi). After a 1m/1Mi pod, a keeps 998m and 509Mi free (exact mean 0.7535,
+    // whole points (99 + 50) / 2 = 74), b keeps 990m and 510Mi (exact 0.75, (99 + 51) / 2 = 75).
+    const shape = { cpu: 1000, memory: 1000 * Mi, pods: 10 };
+    const nodes = [node({ name: 'a', allocatable: shape }), node({ name: 'b', allocatable: shape })];
+    const bound = [
+      { ...pod({ requests: { cpu: 1, memory: 490 * Mi } }), nodeName: 'a' },
+      { ...pod({ requests: { cpu: 9, memory: 489 * Mi } }), nodeName: 'b' },
+    ];
+    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
+    const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 1, memory: Mi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
+    expect(simulator.simulate(request).placements[0]?.nodeName).toBe('a');
+    for (const ties of [1, 2, 3]) expect(simulator.simulate({ ...request, integerScoreTies: ties }).placements[0]?.nodeName).toBe('b');
+  });
+
+  it('a pod tied in whole points goes to either node as the seed draws, never by name alone', () => {
+    const shape = { cpu: 7910, memory: 29317 * Mi, pods: 58 };
+    const nodes = [node({ name: 'k0', allocatable: shape }), node({ name: 'k1', allocatable: shape })];
+    const bound = [
+      { ...pod({ requests: { cpu: 7210, memory: 9781 * Mi } }), nodeName: 'k0' },
+      { ...pod({ requests: { cpu: 6760, memory: 11574 * Mi } }), nodeName: 'k1' },
+    ];
+    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
+    const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 700, memory: 2 * Gi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
+    expect(simulator.simulate(request).placements[0]?.nodeName).toBe('k0');
+    const chosen = new Set(Array.from({ length: 20 }, (_, k) => simulator.simulate({ ...request, integerScoreTies: k + 1 }).placements[0]?.nodeName));
+    expect(chosen).toEqual(new Set(['k0', 'k1']));
   });
 });

@@ -66,11 +66,17 @@ describe('the scheduler', () => {
     expect(quantity('1.5G')).toBe(1.5e9);
   });
 
-  it('prefers the least allocated node, ties by name', () => {
+  it('prefers the least allocated node, in whole points; a tie goes either way as the pod draws', () => {
     const nodes = [big('b'), big('a'), big('c')];
     const bound = [pod('x', { node: 'a', cpu: '1', memory: '1Gi' })];
-    expect(rankNodes(pod('p'), nodes, bound).map((r) => r.node)).toEqual(['b', 'c', 'a']);
-    expect(placeFor(pod('p'), [big('b'), big('a')], [])).toBe('a');
+    const ranked = rankNodes(pod('p'), nodes, bound);
+    expect(ranked.map((r) => r.node).slice(0, 2).sort()).toEqual(['b', 'c']);
+    expect(ranked[2]).toMatchObject({ node: 'a' });
+    expect(ranked[0]!.score).toBe(ranked[1]!.score);
+    // 10m less used on b is a quarter of a point: the same whole points as a, so no preference.
+    const nearly = [pod('y', { node: 'a', cpu: '1', memory: '1Gi' }), pod('z', { node: 'b', cpu: '990m', memory: '1Gi' })];
+    const winners = new Set(Array.from({ length: 20 }, (_, k) => placeFor(pod(`p${k}`), [big('a'), big('b')], nearly)));
+    expect(winners).toEqual(new Set(['a', 'b']));
   });
 
   it('filters: Ready, cordon, taints, nodeSelector, required affinity, resources and pod count', () => {

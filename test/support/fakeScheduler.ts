@@ -332,7 +332,7 @@ export function placeFor(pod: Json, nodes: readonly Json[], boundPods: readonly 
   return rankNodes(pod, nodes, boundPods)[0]?.node;
 }
 
-/** The feasible nodes, best first (score descending, then name). */
+/** The feasible nodes, best first (score descending in kube-scheduler's whole points, ties drawn). */
 export function rankNodes(pod: Json, nodes: readonly Json[], boundPods: readonly Json[]): Placement[] {
   const wanted = podRequests(pod);
   const out: Placement[] = [];
@@ -349,13 +349,29 @@ export function rankNodes(pod: Json, nodes: readonly Json[], boundPods: readonly
     if (used.cpu + wanted.cpu > (allocatable['cpu'] ?? 0)) continue;
     if (used.memory + wanted.memory > (allocatable['memory'] ?? 0)) continue;
     if (here.length + 1 > (allocatable['pods'] ?? 110)) continue;
-    const free = (resource: 'cpu' | 'memory') => {
-      const total = allocatable[resource] ?? 0;
-      return total <= 0 ? 0 : (total - used[resource] - wanted[resource]) / total;
-    };
-    out.push({ node: nameOf(node), score: ((free('cpu') + free('memory')) / 2) * 100 });
+    // kube-scheduler's arithmetic: whole points per resource (cpu in millicores, memory in bytes), each
+    // rounded down, their mean rounded down; a resource the node has none of is left out.
+    const points: number[] = [];
+    for (const [resource, unit] of [['cpu', 1000], ['memory', 1]] as const) {
+      const total = Math.round((allocatable[resource] ?? 0) * unit);
+      if (total <= 0) continue;
+      const left = total - Math.round(used[resource] * unit) - Math.round(wanted[resource] * unit);
+      points.push(Math.floor((left * 100) / total));
+    }
+    const score = points.length === 0 ? 0 : Math.floor(points.reduce((a, b) => a + b, 0) / points.length);
+    out.push({ node: nameOf(node), score });
   }
-  return out.sort((a, b) => b.score - a.score || a.node.localeCompare(b.node));
+  // Among nodes with the top score kube-scheduler picks one at random; here a hash of the pod and the
+  // node stands in for the draw, so a run is the same every time and no tie goes by name.
+  const podName = `${namespaceOf(pod)}/${nameOf(pod)}`;
+  return out.sort((a, b) => b.score - a.score || tieDraw(podName, a.node) - tieDraw(podName, b.node) || a.node.localeCompare(b.node));
+}
+
+/** A pod's draw for a node among tied nodes (FNV-1a of both names). */
+export function tieDraw(podName: string, nodeName: string): number {
+  let h = 0x811c9dc5;
+  for (const ch of `${podName}|${nodeName}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
+  return h >>> 0;
 }
 
 /** The filters other than resources: readiness, cordon, taints, nodeSelector, required node affinity. */

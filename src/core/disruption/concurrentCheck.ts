@@ -24,6 +24,8 @@
 //     over the other commands' empty nodes), the pods bound command by command, in reverse, taking
 //     turns between commands, and in the per-move check's orders (largest first, smallest first,
 //     shuffled), so a move that passed that check alone is never cut here for its own sake.
+// The further seeded shuffles are scored in kube-scheduler's own whole points, ties drawn by the seed
+// (schedulerCheck.ts moreShuffles says why); the other orders in exact shares, ties by name.
 // The plan is cut after the first decision whose pod would stay Pending under some order (or that
 // decision itself, when it is the last), and placed again, until every order binds every pod. A cut
 // decision is looked at again next pass, with the other commands done.
@@ -63,6 +65,8 @@ interface Order {
   readonly availableFrom?: ReadonlyMap<string, number>;
   /** It starts with every delete's pods in the queue's order, no new node Ready before they are bound. */
   readonly afterDeletesInQueueOrder?: boolean;
+  /** Scored in kube-scheduler's whole points, ties drawn by this seed (the further shuffles). */
+  readonly ties?: number;
 }
 
 /**
@@ -120,6 +124,7 @@ function firstStranding(ctx: SchedulerCheckContext, start: Cluster, moves: reado
       podOrder: 'as-given',
       stopAtFirstFailure: true,
       ...(availableFrom ? { availableFrom } : {}),
+      ...(order.ties !== undefined ? { integerScoreTies: order.ties } : {}),
     });
     if (!result.allScheduled) note(order.name, result.unschedulable[0]!, position);
   };
@@ -241,7 +246,7 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
       { name: 'deletes only, largest pods first', pods: largest! },
       ...heldBackOrders(deletePods).map((pods, k) => ({ name: `deletes only, largest pods first with one pod held back to the end (held-back order ${k + 1})`, pods })),
       { name: 'deletes only, pods in a shuffled order', pods: shuffled! },
-      ...deleteSeeds(deletePods.length, laidOut.cluster.nodes.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed})`, pods: seededShuffle(deletePods, seed) })),
+      ...deleteSeeds(deletePods.length, laidOut.cluster.nodes.length).map((seed) => ({ name: `deletes only, pods in a shuffled order (seed ${seed}, scored in whole points)`, pods: seededShuffle(deletePods, seed), ties: seed })),
     );
     return { orders, deletePods, heldBack };
   }
@@ -252,9 +257,10 @@ function carryingOutOrders(laidOut: LaidOut, moves: readonly PlannedMove[]): { o
       ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), shuffledWithinCommand),
     ),
     // More of those when the pass moves few pods, each command's pods in a shuffle of its own.
-    ...extraSeeds(evictedCount, laidOut.cluster.nodes.length).map((seed) =>
-      ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed})`, seededShuffle(replaces, seed + 10), (pods) => seededShuffle(pods, seed * 7919 + pods.length)),
-    ),
+    ...extraSeeds(evictedCount, laidOut.cluster.nodes.length).map((seed) => ({
+      ...ownReady(`deletes first, then each new node Ready as its own command drains, commands and each command's pods in a shuffled order (seed ${seed}, scored in whole points)`, seededShuffle(replaces, seed + 10), (pods) => seededShuffle(pods, seed * 7919 + pods.length)),
+      ties: seed,
+    })),
   );
   // Every new node Ready before the replacements' commands drain (after the deletes' pods are bound).
   const perDecision = replaces.map((i) => queueOrder(laidOut.evicted[i]!));

@@ -182,7 +182,8 @@ export class LeastAllocatedOrder {
    * `feasible` says whether the pod may go there (its cpu and memory are checked here first, with the
    * same sums); `skip` leaves a node out for this pod only.
    */
-  best(cpu: number, memory: number, feasible: (nodeIndex: number) => boolean, skip?: (nodeIndex: number) => boolean): number | undefined {
+  best(cpu: number, memory: number, feasible: (nodeIndex: number) => boolean, skip?: (nodeIndex: number) => boolean, integerTies?: number): number | undefined {
+    if (integerTies !== undefined) return this.bestInWholePoints(cpu, memory, feasible, skip, integerTies);
     let best = -1;
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const group of this.groups) {
@@ -197,6 +198,41 @@ export class LeastAllocatedOrder {
             bestScore = score;
           }
           break search;
+        }
+      }
+    }
+    return best >= 0 ? best : undefined;
+  }
+
+  /**
+   * `best` with kube-scheduler's own arithmetic (integerScore): whole points, so nodes a little apart in
+   * free share tie, and kube-scheduler picks among the tied nodes at random; here the draw is seeded by
+   * `tieSeed` (tieDraw), so a check is the same every time it runs. Within a group a node further down
+   * the order may score more points than the first feasible one (rounding each resource down), so each
+   * group is followed while its nodes' exact score could still reach the top score: the exact score is
+   * never below the whole points.
+   */
+  private bestInWholePoints(cpu: number, memory: number, feasible: (nodeIndex: number) => boolean, skip: ((nodeIndex: number) => boolean) | undefined, tieSeed: number): number | undefined {
+    let best = -1;
+    let bestScore = Number.NEGATIVE_INFINITY;
+    let bestDraw = 0;
+    for (const group of this.groups) {
+      const podShare = shareOf(group, { cpu, memory, pods: 0 });
+      search: for (const block of group.blocks) {
+        if (block.maxCpu < cpu || block.maxMemory < memory) continue;
+        for (const i of block.nodes) {
+          // 50 x the sum of free shares after the pod: the mean, in points, before any rounding.
+          if (50 * (this.share[i]! - podShare) < bestScore - 1e-9) break search;
+          if (this.freeCpu[i]! < cpu || this.freeMemory[i]! < memory) continue;
+          if (skip?.(i) || !feasible(i)) continue;
+          const score = integerScore(group, this.freeCpu[i]! - cpu, this.freeMemory[i]! - memory);
+          if (score < bestScore) continue;
+          const draw = tieDraw(tieSeed, i);
+          if (score > bestScore || draw < bestDraw) {
+            best = i;
+            bestScore = score;
+            bestDraw = draw;
+          }
         }
       }
     }
@@ -332,4 +368,35 @@ export function scoreAfter(
   const cpuShare = shape.cpuAllocatable > 0 ? (room.cpu - cpu) / shape.cpuAllocatable : 0;
   const memoryShare = shape.memoryAllocatable > 0 ? (room.memory - memory) / shape.memoryAllocatable : 0;
   return (cpuShare + memoryShare) / 2;
+}
+
+/**
+ * kube-scheduler's LeastAllocated score as it computes it (NodeResourcesFit, equal weights for cpu and
+ * memory): per resource (allocatable - requested) x 100 / allocatable in integer arithmetic, then the
+ * mean of the two, again rounded down; a resource the node has none of is left out of the mean.
+ * `freeCpu` and `freeMemory`: the node's room once the pod is there.
+ */
+export function integerScore(shape: { readonly cpuAllocatable: number; readonly memoryAllocatable: number }, freeCpu: number, freeMemory: number): number {
+  let sum = 0;
+  let weights = 0;
+  if (shape.cpuAllocatable > 0) {
+    sum += Math.floor((freeCpu * 100) / shape.cpuAllocatable);
+    weights += 1;
+  }
+  if (shape.memoryAllocatable > 0) {
+    sum += Math.floor((freeMemory * 100) / shape.memoryAllocatable);
+    weights += 1;
+  }
+  return weights > 0 ? Math.floor(sum / weights) : 0;
+}
+
+/** A node's draw among tied nodes: a hash of the seed and the node (kube-scheduler draws at random). */
+export function tieDraw(seed: number, nodeIndex: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(nodeIndex + 1, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x846ca68b);
+  h ^= h >>> 16;
+  return h >>> 0;
 }

@@ -180,7 +180,7 @@ function simulate(shared: Shared, request: SimulationRequest): SimulationResult 
     const attempt = buildAttempt(p, attemptContext);
 
     const leastAllocated = request.placement === 'least-allocated';
-    const existing = leastAllocated ? leastAllocatedExistingNode(shared, state, p, attempt, joining, position) : bestExistingNode(shared, state, p, attempt);
+    const existing = leastAllocated ? leastAllocatedExistingNode(shared, state, p, attempt, joining, position, request.integerScoreTies) : bestExistingNode(shared, state, p, attempt);
     if (existing !== undefined) {
       const node = shared.nodes[existing]!;
       state.placeOnExisting(p, node.index, node.labels);
@@ -353,7 +353,8 @@ function searchExisting(shared: Shared, state: CallState, p: PreparedPod, attemp
 /**
  * kube-scheduler's default choice among feasible existing nodes: the one whose cpu and memory stay the
  * least allocated after the pod (mean of the free shares; NodeResourcesFit LeastAllocated), ties by
- * name (leastAllocated.ts keeps the nodes in that order). Only a pod that fits nowhere has every node
+ * name (leastAllocated.ts keeps the nodes in that order), or in whole points with seeded ties
+ * (SimulationRequest.integerScoreTies). Only a pod that fits nowhere has every node
  * examined, to explain why.
  */
 function leastAllocatedExistingNode(
@@ -363,6 +364,7 @@ function leastAllocatedExistingNode(
   attempt: TopologyAttempt | undefined,
   joining?: Int32Array,
   position = 0,
+  integerScoreTies?: number,
 ): number | undefined {
   const { nodes } = shared;
   return state.leastAllocated().best(
@@ -370,6 +372,7 @@ function leastAllocatedExistingNode(
     p.memory,
     (i) => checkExisting(nodes[i]!, state.deltas.get(i), p, attempt, state.closedForPod) === Stage.Ok,
     joining ? (i) => joining[i]! > position : undefined,
+    integerScoreTies,
   );
 }
 

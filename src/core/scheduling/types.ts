@@ -59,6 +59,13 @@ export interface SimulationRequest {
    * left with the largest share of cpu and memory free), to check a plan against the real scheduler.
    */
   readonly placement?: 'best-fit' | 'least-allocated';
+  /**
+   * With `least-allocated`: score nodes in kube-scheduler's own whole points (each resource's free share
+   * out of 100 rounded down, then their mean rounded down), so nodes a little apart tie, and pick among
+   * the tied nodes by this seed, as kube-scheduler picks among them at random. Absent: exact shares,
+   * ties by name.
+   */
+  readonly integerScoreTies?: number;
   /** Order pods are placed in: largest first (default), or as given (a scheduler queue's order). */
   readonly podOrder?: 'largest-first' | 'as-given';
   /** Instance types a new node may be (default: all the pools allow); e.g. a size or price cap. */
