@@ -27,7 +27,9 @@
 // beside the one order the run goes on with); QUALITY_INTERLEAVE=1 brings the deletes' pods back
 // interleaved across the deletes (`probe`: only in those further orders); QUALITY_SCHED=int carries
 // every pass out with a second scheduler model written apart from the project's simulator
-// (kubeBinder.ts: kube-scheduler's whole points, ties drawn at random); QUALITY_WAIT=1 has a delete
+// (kubeBinder.ts: kube-scheduler's whole points, ties drawn at random); QUALITY_TOGETHER=1 has every new
+// node Ready from the start and binds every evicted pod, the deletes' among the replacements', in one
+// shuffled order (`probe`: only in the QUALITY_ORDERS probes); QUALITY_WAIT=1 has a delete
 // whose pods are planned onto a new node wait for it; QUALITY_PENDING=1 prints the
 // Pending pods of each carrying-out; QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
 // with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
@@ -333,6 +335,14 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
   const interleave = process.env['QUALITY_INTERLEAVE'];
   if (interleave === '1' || (interleave === 'probe' && probing)) {
     queue.splice(0, deletePods, ...shuffle(queue.slice(0, deletePods), rand));
+  }
+  // QUALITY_TOGETHER=1 (or `probe`): every new node Ready from the start and every evicted pod, the
+  // deletes' with the replacements', bound in one shuffled order (a world where launches are instant).
+  const together = process.env['QUALITY_TOGETHER'];
+  if (together === '1' || (together === 'probe' && probing)) {
+    const all = shuffle(queue, rand);
+    queue.splice(0, queue.length, ...all);
+    for (const name of availableFrom.keys()) availableFrom.set(name, 0);
   }
   const queued = new Set(queue.map((p) => p.uid));
   const laidOut: Cluster = {

@@ -484,7 +484,8 @@ describe('a plan of deletes bound in whole points (kube-scheduler picks among ti
   });
   /**
    * The two deletes (v1's 700m pod, v2's 1000m pod) with k1 using `k1UsedMillis`; `withReplacement`: after
-   * a replacement of w, an m5.2xlarge whose 3000m pod only its new m5.xlarge takes.
+   * a replacement of w, an m5.2xlarge whose 3000m pod only its new node (an m5.2xlarge: the deletes' pods
+   * fit there too, when they come after it is Ready) takes.
    */
   function tiedPlan(k1UsedMillis: number, withReplacement = false) {
     const [k0, k1, v1, v2, w] = [twoXlarge('k0'), twoXlarge('k1'), node({ name: 'v1', ...xlarge }), node({ name: 'v2', ...xlarge }), twoXlarge('w')];
@@ -495,8 +496,8 @@ describe('a plan of deletes bound in whole points (kube-scheduler picks among ti
       nodes: [k0, k1, v1, v2, ...(withReplacement ? [w] : [])],
       pods: [...on('k0', pod({ requests: { cpu: 7210, memory: 9781 * Mi } })), ...on('k1', pod({ requests: { cpu: k1UsedMillis, memory: 11574 * Mi } })), ...onV1, ...onV2, ...onW],
     });
-    const m5xlarge = m5Catalog().instanceTypes.find((t) => t.name === 'm5.xlarge')!;
-    const replacement = withReplacement ? [{ proposal: replacementProposal(w, onW, m5xlarge, pool, 0.384), names: ['replacement-w'] }] : [];
+    const newType = m5Catalog().instanceTypes.find((t) => t.name === 'm5.2xlarge')!;
+    const replacement = withReplacement ? [{ proposal: replacementProposal(w, onW, newType, pool, 0.384), names: ['replacement-w'] }] : [];
     return keepConcurrentlySafe(ctx, start, [...replacement, deleteOf(v1, onV1), deleteOf(v2, onV2)]);
   }
 
@@ -516,5 +517,32 @@ describe('a plan of deletes bound in whole points (kube-scheduler picks among ti
     const verdict = tiedPlan(k1Used, true);
     expect(verdict.kept).toBe(kept);
     if (kept === 2) expect(verdict.cut.get(2)).toMatch(/shuffled order \(seed \d+, scored in whole points\).*pod default\/large would stay Pending/);
+  });
+});
+
+describe("a delete whose pods come after the new nodes are Ready (its drain outlasting the launches)", () => {
+  // k stays with 900m free, the hole d's 700m pod is planned into; w (an m5.2xlarge) is replaced by an
+  // m5.large (1930m) for its 600m pod and a pod of `wLargeMillis`. Bound before the new node is Ready, d's
+  // pod takes the hole; bound after (a disruption budget lets d's pods go one at a time), it goes to the
+  // emptier new node, and w's large pod may find neither the new node nor the hole big enough.
+  const pool = nodePool();
+  const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: m5Catalog(), nowMs: T0 };
+  function deleteBesideReplacement(wLargeMillis: number) {
+    const [k, d, w] = [node({ name: 'k', ...xlarge }), node({ name: 'd', ...xlarge }), node({ name: 'w', instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 29317 * Mi, pods: 58 } })];
+    const onD = on('d', pod({ name: 'd-700', requests: { cpu: 700, memory: 512 * Mi } }));
+    const onW = on('w', pod({ name: 'w-600', requests: { cpu: 600, memory: 512 * Mi } }), pod({ name: 'w-large', requests: { cpu: wLargeMillis, memory: 512 * Mi } }));
+    const start = cluster({ nodes: [k, d, w], pods: [...on('k', pod({ requests: { cpu: 3020, memory: 4096 * Mi } })), ...onD, ...onW] });
+    const m5large = m5Catalog().instanceTypes.find((t) => t.name === 'm5.large')!;
+    const remove = { proposal: { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: d, pool, pricePerHour: 0.192, pods: onD, disruptionCost: 1, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 }, names: [] };
+    return keepConcurrentlySafe(ctx, start, [{ proposal: replacementProposal(w, onW, m5large, pool, 0.384), names: ['replacement-w'] }, remove]);
+  }
+
+  it.each([
+    ["a 1000m pod on w: d's pod on the new node leaves it 630m, the hole 900m; the delete is cut", 1000, 1],
+    ['a 600m pod on w: the new node still holds all three, both are kept', 600, 2],
+  ] as const)('%s', (_name, wLargeMillis, kept) => {
+    const verdict = deleteBesideReplacement(wLargeMillis);
+    expect(verdict.kept).toBe(kept);
+    if (kept === 1) expect(verdict.cut.get(1)).toMatch(/every new node Ready before the deletes' pods are bound.*pod default\/w-large would stay Pending/);
   });
 });
