@@ -191,6 +191,8 @@ describe('least-allocated in whole points, ties drawn by a seed', () => {
     ['an odd sum rounds down: (99 + 100) / 2', 1000, Gi, 999, Gi, 99],
     ['each resource rounds down before the mean: 99.9 and 99.9 make 99', 1000, 1000, 999, 999, 99],
     ['a node with no memory to speak of scores on cpu alone', 1000, 0, 500, 0, 50],
+    ['a node with no cpu scores on memory alone', 0, Gi, 0, Gi / 4, 25],
+    ['a node with neither scores 0', 0, 0, 0, 0, 0],
     ['nothing left: 0', 3920, 14162 * Mi, 0, 0, 0],
   ] as const)('%s', (_name, cpuAllocatable, memoryAllocatable, freeCpu, freeMemory, points) => {
     expect(integerScore({ cpuAllocatable, memoryAllocatable }, freeCpu, freeMemory)).toBe(points);
@@ -260,6 +262,19 @@ describe('least-allocated in whole points, ties drawn by a seed', () => {
     const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 1, memory: Mi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
     expect(simulator.simulate(request).placements[0]?.nodeName).toBe('a');
     for (const ties of [1, 2, 3]) expect(simulator.simulate({ ...request, integerScoreTies: ties }).placements[0]?.nodeName).toBe('b');
+  });
+
+  it('two nodes alike tie on the dot (free shares in whole points): either may be drawn', () => {
+    const shape = { cpu: 1000, memory: 1000 * Mi, pods: 10 };
+    const nodes = [node({ name: 'a', allocatable: shape }), node({ name: 'b', allocatable: shape })];
+    const bound = [
+      { ...pod({ requests: { cpu: 400, memory: 400 * Mi } }), nodeName: 'a' },
+      { ...pod({ requests: { cpu: 400, memory: 400 * Mi } }), nodeName: 'b' },
+    ];
+    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
+    const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 100, memory: 100 * Mi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
+    const chosen = new Set(Array.from({ length: 20 }, (_, k) => simulator.simulate({ ...request, integerScoreTies: k + 1 }).placements[0]?.nodeName));
+    expect(chosen).toEqual(new Set(['a', 'b']));
   });
 
   it('a pod tied in whole points goes to either node as the seed draws, never by name alone', () => {
