@@ -1,6 +1,7 @@
 // kube-scheduler's default choice among the feasible existing nodes (NodeResourcesFit, LeastAllocated):
 // the node whose cpu and memory stay the least allocated after the pod, the mean of the two free
-// shares, ties by name. Used only to check chosen plans (disruption/schedulerCheck.ts), but a check of a
+// shares, ties by name; or in kube-scheduler's own whole points, a seeded draw among the nodes that tie
+// (bestInWholePoints). Used only to check chosen plans (disruption/schedulerCheck.ts), but a check of a
 // large merge places tens of thousands of pods, and examining every node for each was the largest cost
 // of a pass at 5,000 nodes.
 //
@@ -224,15 +225,16 @@ export class LeastAllocatedOrder {
           // 50 x the sum of free shares after the pod: the mean, in points, before any rounding.
           if (50 * (this.share[i]! - podShare) < bestScore - 1e-9) break search;
           if (this.freeCpu[i]! < cpu || this.freeMemory[i]! < memory) continue;
-          if (skip?.(i) || !feasible(i)) continue;
+          // Scored and drawn before the (costlier) feasibility check: a node that would not win is not
+          // asked. Near-full nodes crowd into a point or two, and a group is followed through all of them.
           const score = integerScore(group, this.freeCpu[i]! - cpu, this.freeMemory[i]! - memory);
           if (score < bestScore) continue;
           const draw = tieDraw(tieSeed, i);
-          if (score > bestScore || draw < bestDraw) {
-            best = i;
-            bestScore = score;
-            bestDraw = draw;
-          }
+          if (score === bestScore && draw >= bestDraw) continue;
+          if (skip?.(i) || !feasible(i)) continue;
+          best = i;
+          bestScore = score;
+          bestDraw = draw;
         }
       }
     }
