@@ -249,45 +249,37 @@ describe('least-allocated in whole points, ties drawn by a seed', () => {
     expect(placedBy(result)).not.toEqual(placedBy(simulator.simulate(request)));
   });
 
+  /**
+   * Two nodes of one shape, named `names`, holding a pod of `used[0]` and `used[1]`: where a pod asking
+   * `requests` goes, in exact shares (no `ties`) or in whole points with that draw.
+   */
+  function twoNodes(shape: { cpu: number; memory: number; pods: number }, names: readonly [string, string], used: readonly [{ cpu: number; memory: number }, { cpu: number; memory: number }]) {
+    const nodes = names.map((name) => node({ name, allocatable: shape }));
+    const bound = names.map((name, i) => ({ ...pod({ requests: used[i]! }), nodeName: name }));
+    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
+    return (requests: { cpu: number; memory: number }, ties?: number) =>
+      simulator.simulate({ excludedNodes: new Set<string>(), pods: [pod({ requests })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given', ...(ties === undefined ? {} : { integerScoreTies: ties }) }).placements[0]?.nodeName;
+  }
+  const drawn = (place: ReturnType<typeof twoNodes>, requests: { cpu: number; memory: number }) => new Set(Array.from({ length: 20 }, (_, k) => place(requests, k + 1)));
+
   it("a node further down its shape's order than the first that fits may score more whole points, and is found", () => {
     // One shape (1000m, 1000Mi). After a 1m/1Mi pod, a keeps 998m and 509Mi free (exact mean 0.7535,
     // whole points (99 + 50) / 2 = 74), b keeps 990m and 510Mi (exact 0.75, (99 + 51) / 2 = 75).
-    const shape = { cpu: 1000, memory: 1000 * Mi, pods: 10 };
-    const nodes = [node({ name: 'a', allocatable: shape }), node({ name: 'b', allocatable: shape })];
-    const bound = [
-      { ...pod({ requests: { cpu: 1, memory: 490 * Mi } }), nodeName: 'a' },
-      { ...pod({ requests: { cpu: 9, memory: 489 * Mi } }), nodeName: 'b' },
-    ];
-    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
-    const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 1, memory: Mi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
-    expect(simulator.simulate(request).placements[0]?.nodeName).toBe('a');
-    for (const ties of [1, 2, 3]) expect(simulator.simulate({ ...request, integerScoreTies: ties }).placements[0]?.nodeName).toBe('b');
+    const place = twoNodes({ cpu: 1000, memory: 1000 * Mi, pods: 10 }, ['a', 'b'], [{ cpu: 1, memory: 490 * Mi }, { cpu: 9, memory: 489 * Mi }]);
+    const requests = { cpu: 1, memory: Mi };
+    expect(place(requests)).toBe('a');
+    for (const ties of [1, 2, 3]) expect(place(requests, ties)).toBe('b');
   });
 
   it('two nodes alike tie on the dot (free shares in whole points): either may be drawn', () => {
-    const shape = { cpu: 1000, memory: 1000 * Mi, pods: 10 };
-    const nodes = [node({ name: 'a', allocatable: shape }), node({ name: 'b', allocatable: shape })];
-    const bound = [
-      { ...pod({ requests: { cpu: 400, memory: 400 * Mi } }), nodeName: 'a' },
-      { ...pod({ requests: { cpu: 400, memory: 400 * Mi } }), nodeName: 'b' },
-    ];
-    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
-    const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 100, memory: 100 * Mi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
-    const chosen = new Set(Array.from({ length: 20 }, (_, k) => simulator.simulate({ ...request, integerScoreTies: k + 1 }).placements[0]?.nodeName));
-    expect(chosen).toEqual(new Set(['a', 'b']));
+    const place = twoNodes({ cpu: 1000, memory: 1000 * Mi, pods: 10 }, ['a', 'b'], [{ cpu: 400, memory: 400 * Mi }, { cpu: 400, memory: 400 * Mi }]);
+    expect(drawn(place, { cpu: 100, memory: 100 * Mi })).toEqual(new Set(['a', 'b']));
   });
 
   it('a pod tied in whole points goes to either node as the seed draws, never by name alone', () => {
-    const shape = { cpu: 7910, memory: 29317 * Mi, pods: 58 };
-    const nodes = [node({ name: 'k0', allocatable: shape }), node({ name: 'k1', allocatable: shape })];
-    const bound = [
-      { ...pod({ requests: { cpu: 7210, memory: 9781 * Mi } }), nodeName: 'k0' },
-      { ...pod({ requests: { cpu: 6760, memory: 11574 * Mi } }), nodeName: 'k1' },
-    ];
-    const simulator = createSimulator({ cluster: cluster({ nodes, pods: bound }), nodePools: [nodePool()], catalog: m5Catalog() });
-    const request = { excludedNodes: new Set<string>(), pods: [pod({ requests: { cpu: 700, memory: 2 * Gi } })], maxNewNodes: 0, placement: 'least-allocated', podOrder: 'as-given' } as const;
-    expect(simulator.simulate(request).placements[0]?.nodeName).toBe('k0');
-    const chosen = new Set(Array.from({ length: 20 }, (_, k) => simulator.simulate({ ...request, integerScoreTies: k + 1 }).placements[0]?.nodeName));
-    expect(chosen).toEqual(new Set(['k0', 'k1']));
+    const place = twoNodes({ cpu: 7910, memory: 29317 * Mi, pods: 58 }, ['k0', 'k1'], [{ cpu: 7210, memory: 9781 * Mi }, { cpu: 6760, memory: 11574 * Mi }]);
+    const requests = { cpu: 700, memory: 2 * Gi };
+    expect(place(requests)).toBe('k0');
+    expect(drawn(place, requests)).toEqual(new Set(['k0', 'k1']));
   });
 });
