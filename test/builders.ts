@@ -151,15 +151,15 @@ export function m5Catalog(): Catalog {
   };
 }
 
-/**
- * Four small types of 2 to 5 cores priced about alike per core, and a 16-core `huge` at `hugePricePerHour`:
- * the catalog of the tests where a move's pods overflow its new nodes into small holes on kept `e4` nodes.
- */
 /** A catalog of on-demand types, each `[name, cpu millis, memory bytes, pod slots, price per hour]`. */
 export function catalogOf(...types: readonly (readonly [string, number, number, number, number])[]): Catalog {
   return { region: 'us-east-1', instanceTypes: types.map(([name, cpu, memory, pods, price]) => instanceType(name, { cpu, memory, pods }, price)) };
 }
 
+/**
+ * Four small types of 2 to 5 cores priced about alike per core, and a 16-core `huge` at `hugePricePerHour`:
+ * the catalog of the tests where a move's pods overflow its new nodes into small holes on kept `e4` nodes.
+ */
 export function overflowCatalog(hugePricePerHour: number): Catalog {
   return {
     region: 'us-east-1',

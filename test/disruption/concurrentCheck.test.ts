@@ -470,18 +470,21 @@ describe("a replacement's command carried out first, alone, before any other new
   });
 });
 
+// The m5 catalog's context for plans built by hand below, an m5.2xlarge, and a single-node delete of a node.
+const m5Pool = nodePool();
+const m5Context = { nodePools: [m5Pool], pools: new Map([[m5Pool.name, m5Pool]]), catalog: m5Catalog(), nowMs: T0 };
+const twoXlarge = (name: string) => node({ name, instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 29317 * Mi, pods: 58 } });
+const m5Type = (name: string) => m5Context.catalog.instanceTypes.find((t) => t.name === name)!;
+const plannedDelete = (n: Node, pods: readonly Pod[]) => ({
+  proposal: { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: n, pool: m5Pool, pricePerHour: 0.192, pods, disruptionCost: 1, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 },
+  names: [],
+});
+
 describe('a plan of deletes bound in whole points (kube-scheduler picks among tied nodes at random)', () => {
   // k0 and k1 (m5.2xlarge) stay. The 700m pod of v1 fits k0 exactly or k1 (1150m free); the 1000m pod of
   // v2 fits k1 only. In exact shares the 700m pod always goes to k0 (its free memory outweighs); in whole
   // points k0 and k1 tie at 29, and when the 700m pod lands on k1 the 1000m pod has nowhere to go.
   // Each delete passes its own check (alone, either pod finds a node); only the plan binds both.
-  const twoXlarge = (name: string) => node({ name, instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 29317 * Mi, pods: 58 } });
-  const pool = nodePool();
-  const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: m5Catalog(), nowMs: T0 };
-  const deleteOf = (n: Node, pods: readonly Pod[]) => ({
-    proposal: { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: n, pool, pricePerHour: 0.192, pods, disruptionCost: 1, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 },
-    names: [],
-  });
   /**
    * The two deletes (v1's 700m pod, v2's 1000m pod) with k1 using `k1UsedMillis`; `withReplacement`: after
    * a replacement of w, an m5.2xlarge whose 3000m pod only its new node (an m5.2xlarge: the deletes' pods
@@ -496,9 +499,8 @@ describe('a plan of deletes bound in whole points (kube-scheduler picks among ti
       nodes: [k0, k1, v1, v2, ...(withReplacement ? [w] : [])],
       pods: [...on('k0', pod({ requests: { cpu: 7210, memory: 9781 * Mi } })), ...on('k1', pod({ requests: { cpu: k1UsedMillis, memory: 11574 * Mi } })), ...onV1, ...onV2, ...onW],
     });
-    const newType = m5Catalog().instanceTypes.find((t) => t.name === 'm5.2xlarge')!;
-    const replacement = withReplacement ? [{ proposal: replacementProposal(w, onW, newType, pool, 0.384), names: ['replacement-w'] }] : [];
-    return keepConcurrentlySafe(ctx, start, [...replacement, deleteOf(v1, onV1), deleteOf(v2, onV2)]);
+    const replacement = withReplacement ? [{ proposal: replacementProposal(w, onW, m5Type('m5.2xlarge'), m5Pool, 0.384), names: ['replacement-w'] }] : [];
+    return keepConcurrentlySafe(m5Context, start, [...replacement, plannedDelete(v1, onV1), plannedDelete(v2, onV2)]);
   }
 
   it.each([
@@ -521,8 +523,6 @@ describe('a plan of deletes bound in whole points (kube-scheduler picks among ti
 });
 
 describe("a delete whose pods come after the new nodes are Ready (its drain outlasting the launches)", () => {
-  const pool = nodePool();
-  const ctx = { nodePools: [pool], pools: new Map([[pool.name, pool]]), catalog: m5Catalog(), nowMs: T0 };
   /**
    * Kept m5.xlarge nodes using `keptUsed` millicores each, a delete of d (its pods `dMillis`) and a
    * replacement of w (an m5.2xlarge, its pods `wMillis`) by an m5.large, the replacement decided first.
@@ -531,14 +531,12 @@ describe("a delete whose pods come after the new nodes are Ready (its drain outl
   function deleteBesideReplacement(keptUsed: readonly number[], dMillis: readonly number[], wMillis: readonly number[]) {
     const named = (prefix: string, millis: readonly number[]) => millis.map((m, i) => pod({ name: `${prefix}${i}-${m}`, requests: { cpu: m, memory: 512 * Mi } }));
     const kept = keptUsed.map((_, i) => node({ name: `k${i}`, ...xlarge }));
-    const [d, w] = [node({ name: 'd', ...xlarge }), node({ name: 'w', instanceType: 'm5.2xlarge', allocatable: { cpu: 7910, memory: 29317 * Mi, pods: 58 } })];
+    const [d, w] = [node({ name: 'd', ...xlarge }), twoXlarge('w')];
     const onD = on('d', ...named('d', dMillis));
     const onW = on('w', ...named('w', wMillis));
     const fills = keptUsed.flatMap((used, i) => on(`k${i}`, pod({ requests: { cpu: used, memory: 4096 * Mi } })));
     const start = cluster({ nodes: [...kept, d, w], pods: [...fills, ...onD, ...onW] });
-    const m5large = m5Catalog().instanceTypes.find((t) => t.name === 'm5.large')!;
-    const remove = { proposal: { method: 'single-node' as const, reason: 'Underutilized' as const, candidates: [{ node: d, pool, pricePerHour: 0.192, pods: onD, disruptionCost: 1, methods: new Set(['single-node'] as const) }], replacements: [], savingsPerHour: 0.192 }, names: [] };
-    return keepConcurrentlySafe(ctx, start, [{ proposal: replacementProposal(w, onW, m5large, pool, 0.384), names: ['replacement-w'] }, remove]);
+    return keepConcurrentlySafe(m5Context, start, [{ proposal: replacementProposal(w, onW, m5Type('m5.large'), m5Pool, 0.384), names: ['replacement-w'] }, plannedDelete(d, onD)]);
   }
 
   // k keeps 900m free, the hole d's 700m pod is planned into; w's 600m pod and a larger one go onto the

@@ -138,14 +138,7 @@ describe('a full node onto one cheaper node of its size that holds every pod', (
   // while it is the least allocated node, and the 1300m pod finds no room: both are refused. A `same`
   // ($0.36, 4 cores) planned to hold all eleven pods has room for each whatever the order: taken.
   it('replaces n with a same holding all eleven pods', () => {
-    const catalog: Catalog = {
-      region: 'us-east-1',
-      instanceTypes: [
-        instanceType('half', { cpu: 3000, memory: 16 * Gi, pods: 58 }, 0.27),
-        instanceType('same', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.36),
-        instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4),
-      ],
-    };
+    const catalog = catalogOf(['half', 3000, 16 * Gi, 58, 0.27], ['same', 4000, 16 * Gi, 58, 0.36], ['big', 4000, 16 * Gi, 58, 0.4]);
     const out = pass(keptWithHoles(1000, { n: FULL_NODE }), [nodePool()], catalog);
     expect(out.decisions.map((d) => [d.action, d.nodes, d.replacements.map((r) => r.instanceTypes[0])])).toEqual([['replace', ['n'], ['same']]]);
     const destinations = Object.values(out.decisions[0]!.podDestinations ?? {});
@@ -161,13 +154,7 @@ describe('a delete refused for a pod that spreading strands: the node onto one c
   // the 100m pods over all four holes and the 1300m pod finds none left big enough: the delete is refused.
   // A `same` ($0.36, 4 cores) planned to hold every pod has room for each in any order: that replacement
   // is taken instead. With holes of 3000m the delete holds in every order and stays.
-  const catalog: Catalog = {
-    region: 'us-east-1',
-    instanceTypes: [
-      instanceType('same', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.36),
-      instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4),
-    ],
-  };
+  const catalog = catalogOf(['same', 4000, 16 * Gi, 58, 0.36], ['big', 4000, 16 * Gi, 58, 0.4]);
   const withHoles = (holeMillis: number): Cluster => keptWithHoles(holeMillis, { n: FULL_NODE });
 
   it.each([
@@ -188,7 +175,7 @@ describe('a delete refused for a pod that spreading strands: the node onto one c
   });
 
   it('says why the delete was not taken when no cheaper node holds every pod', () => {
-    const dearer: Catalog = { region: 'us-east-1', instanceTypes: [instanceType('big', { cpu: 4000, memory: 16 * Gi, pods: 58 }, 0.4)] };
+    const dearer = catalogOf(['big', 4000, 16 * Gi, 58, 0.4]);
     const out = pass(withHoles(1300), [nodePool()], dearer);
     expect(out.decisions).toEqual([]);
     expect(out.notes.get('n')?.join(' ')).toMatch(/would stay Pending/);
