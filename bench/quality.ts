@@ -31,10 +31,11 @@
 // node Ready from the start and binds every evicted pod, the deletes' among the replacements', in one
 // shuffled order (`probe`: only in the QUALITY_ORDERS probes); QUALITY_WAIT=1 has a delete
 // whose pods are planned onto a new node wait for it; QUALITY_PENDING=1 prints the
-// Pending pods of each carrying-out; QUALITY_DEBUG=nodes also prints each end node's fill. The first pass's plan is projected (laterWaves.ts)
-// with up to 40 later waves, or with the CLI's default limits when QUALITY_WAVES=default; printed: where
-// it leads (1st-plan/bound), its waves, and the share of the start nodes it removes that the passes
-// really removed (followed).
+// Pending pods of each carrying-out; QUALITY_DEBUG=nodes also prints each end node's fill;
+// QUALITY_FFD_ORDERS=N binds every pod onto the two repacks' own nodes in N random orders (bindRepack).
+// The first pass's plan is projected (laterWaves.ts) with up to 40 later waves, or with the CLI's
+// default limits when QUALITY_WAVES=default; printed: where it leads (1st-plan/bound), its waves, and the
+// share of the start nodes it removes that the passes really removed (followed).
 import { defaultLimits, projectLaterWaves } from '../src/core/disruption/laterWaves.ts';
 import { runConsolidationPass, type PassInput } from '../src/core/disruption/pass.ts';
 import { clusterLowerBound } from '../src/core/efficiency/lowerBound.ts';
@@ -375,12 +376,13 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
 }
 
 /**
- * The cost of a first-fit-decreasing repack of every pod (daemonset overhead on each node): for each of
- * the types cheapest per unit of what the pods ask, pods largest first into the first node with room,
- * then each node shrunk to the cheapest type that holds what it got; the cheapest result.
+ * A first-fit-decreasing repack of every pod (daemonset overhead on each node): for each of the types
+ * cheapest per unit of what the pods ask, pods largest first into the first node with room, then each
+ * node shrunk to the cheapest type that holds what it got; the cheapest result, its cost and its nodes'
+ * types.
  */
-function ffdRepackCost(cluster: Cluster, keepRoomForLargest = false): number {
-  const pods = cluster.pods.filter((p) => !p.isDaemonSetPod && p.nodeName !== undefined);
+function ffdRepack(cluster: Cluster, keepRoomForLargest = false): { cost: number; types: string[] } {
+  const pods = movablePods(cluster);
   const totalCpu = pods.reduce((s, p) => s + p.requests['cpu']!, 0);
   const totalMem = pods.reduce((s, p) => s + p.requests['memory']!, 0);
   const ds = daemonSet.template.requests;
@@ -397,7 +399,7 @@ function ffdRepackCost(cluster: Cluster, keepRoomForLargest = false): number {
   const share = (p: Pod) => Math.max(p.requests['cpu']! / totalCpu, p.requests['memory']! / totalMem);
   const sorted = [...pods].sort((a, b) => share(b) - share(a));
   const byPrice = [...types].sort((a, b) => a.price - b.price);
-  let best = Number.POSITIVE_INFINITY;
+  let best = { cost: Number.POSITIVE_INFINITY, types: [] as string[] };
   for (const t of trial) {
     const bins: { cpu: number; mem: number; pods: number }[] = [];
     let fits = true;
@@ -415,10 +417,41 @@ function ffdRepackCost(cluster: Cluster, keepRoomForLargest = false): number {
       bin.pods += 1;
     }
     if (!fits) continue;
-    const total = bins.reduce((s, b) => s + byPrice.find((u) => u.cpu >= b.cpu + (b.pods > 1 ? reserveCpu : 0) && u.mem >= b.mem + (b.pods > 1 ? reserveMem : 0) && u.pods >= b.pods)!.price, 0);
-    best = Math.min(best, total);
+    const chosen = bins.map((b) => byPrice.find((u) => u.cpu >= b.cpu + (b.pods > 1 ? reserveCpu : 0) && u.mem >= b.mem + (b.pods > 1 ? reserveMem : 0) && u.pods >= b.pods)!);
+    const total = chosen.reduce((s, u) => s + u.price, 0);
+    if (total < best.cost) best = { cost: total, types: chosen.map((u) => u.name) };
   }
   return best;
+}
+
+const typeCounts = (types: readonly string[]): string => {
+  const counts = new Map<string, number>();
+  for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return [...counts].map(([t, n]) => `${n} ${t}`).join(', ');
+};
+
+const movablePods = (cluster: Cluster) => cluster.pods.filter((p) => !p.isDaemonSetPod && p.nodeName !== undefined);
+
+/**
+ * QUALITY_FFD_ORDERS=N: the repack's nodes all Ready and empty but for their daemonset pod, every pod
+ * bound onto them in N random orders, one at a time, in kube-scheduler's whole points (kubeBinder.ts):
+ * in how many orders a pod is left Pending, and how many pods on average in those. It shows whether a
+ * packing can be carried out by kube-scheduler at all, whatever order the pods come back in.
+ */
+function bindRepack(cluster: Cluster, types: readonly string[], orders: number, rand: () => number): { stranding: number; pendingPods: number } {
+  const nodes = types.map((t, i) => makeNode(`ffd-${i}`, t, ZONES[i % ZONES.length]!, T0));
+  const pods = movablePods(cluster).map((p) => ({ ...p, nodeName: undefined }));
+  const target: Cluster = { ...cluster, nodes, pods: [...nodes.map((n) => dsPod(n.name)), ...pods] };
+  let stranding = 0;
+  let pendingPods = 0;
+  for (let i = 0; i < orders; i++) {
+    const { pending } = bindWithIntegerScores(target, shuffle(pods, rand), new Set(), new Map(), rand);
+    if (pending.length > 0) {
+      stranding += 1;
+      pendingPods += pending.length;
+    }
+  }
+  return { stranding, pendingPods: stranding === 0 ? 0 : pendingPods / stranding };
 }
 
 type Mode = 'karpenter' | 'issue-11';
@@ -430,8 +463,18 @@ function run(nodes: number, seed: number, budgetPercent: number, mode: Mode) {
     mode === 'karpenter' ? { methods: ['emptiness', 'multi-node', 'single-node'], replacementBound: null, schedulerCheck: false, reopenReceivers: false } : {};
   const base = { nodePools: pools, catalog, gates: { spotToSpotConsolidation: false }, parseDuration: goDurationOrNull, ...options };
   const startCost = cost(cluster);
-  const ffd = ffdRepackCost(cluster);
-  const ffdKept = ffdRepackCost(cluster, true);
+  const repack = ffdRepack(cluster);
+  const repackKept = ffdRepack(cluster, true);
+  const ffd = repack.cost;
+  const ffdKept = repackKept.cost;
+  const ffdOrders = Number(process.env['QUALITY_FFD_ORDERS'] ?? 0);
+  if (ffdOrders > 0) {
+    const bindRand = mulberry32(seed * 104_729);
+    for (const [name, r] of [['FFD', repack], ['FFD-kept', repackKept]] as const) {
+      const { stranding, pendingPods } = bindRepack(cluster, r.types, ffdOrders, bindRand);
+      console.log(`  ${name} repack of seed ${seed}: $${r.cost.toFixed(3)}/h on ${r.types.length} nodes (${typeCounts(r.types)}); bound in one go, ${stranding} of ${ffdOrders} random orders left a pod Pending (${pendingPods.toFixed(1)} pods each)`);
+    }
+  }
   const rand = mulberry32(seed * 7919 + budgetPercent);
   const first = runConsolidationPass({ ...base, cluster, nowMs: T0, methods: [] });
   const bound = clusterLowerBound({ cluster, nodePools: pools, catalog, verdicts: first.verdicts }).lowerBoundPerHour!;
