@@ -375,6 +375,9 @@ function carryOut(cluster: Cluster, decisions: readonly Decision[], passNumber: 
   return { cluster: bindLeastAllocated(after, after.pods.filter((p) => p.nodeName === undefined), pools), evicted: queue.length, pending: result.unschedulable.length };
 }
 
+// The pods a repack moves: every bound pod but the daemonsets' (each node brings its own).
+const movablePods = (cluster: Cluster) => cluster.pods.filter((p) => !p.isDaemonSetPod && p.nodeName !== undefined);
+
 /**
  * A first-fit-decreasing repack of every pod (daemonset overhead on each node): for each of the types
  * cheapest per unit of what the pods ask, pods largest first into the first node with room, then each
@@ -429,8 +432,6 @@ const typeCounts = (types: readonly string[]): string => {
   for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
   return [...counts].map(([t, n]) => `${n} ${t}`).join(', ');
 };
-
-const movablePods = (cluster: Cluster) => cluster.pods.filter((p) => !p.isDaemonSetPod && p.nodeName !== undefined);
 
 /**
  * QUALITY_FFD_ORDERS=N: the repack's nodes all Ready and empty but for their daemonset pod, every pod
